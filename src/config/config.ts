@@ -1,0 +1,193 @@
+import { parse as parseYaml } from 'yaml';
+
+/**
+ * The server's one typed configuration object.
+ * Sources, later wins: built-in defaults < YAML file (--config / PLATFORM_CONFIG) < environment < flags.
+ */
+export interface Config {
+  /** Lowercase platform name: forms API group domains (resources.<name>.io), the default OAuth client and the token issuer. */
+  platformName: string;
+  http: {
+    host: string;
+    port: number;
+    /** How long in-flight requests may run after SIGTERM before the process exits anyway. */
+    shutdownGraceSeconds: number;
+    /** Upper bound on request header/body arrival, protects against slow clients. */
+    requestTimeoutSeconds: number;
+  };
+  log: {
+    level: LogLevel;
+  };
+  kubernetes: {
+    /** Path to a kubeconfig. Empty: in-cluster ServiceAccount when running in a Pod, else the default kubeconfig. */
+    kubeconfig: string;
+    /** Context inside the kubeconfig; empty means its current-context. */
+    context: string;
+  };
+}
+
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  readonly key: string;
+  constructor(key: string, message: string) {
+    super(`invalid configuration: ${key}: ${message}`);
+    this.name = 'ConfigError';
+    this.key = key;
+  }
+}
+
+type FieldKind =
+  | { type: 'string'; pattern?: RegExp; patternHint?: string; allowEmpty?: boolean }
+  | { type: 'int'; min: number; max: number }
+  | { type: 'enum'; values: readonly string[] };
+
+/** Every configuration key, its kind and its default. The dotted key is also the flag name. */
+const FIELDS: Record<string, { kind: FieldKind; default: string | number }> = {
+  platformName: {
+    kind: { type: 'string', pattern: /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, patternHint: 'a lowercase DNS label, e.g. "platform"' },
+    default: 'platform',
+  },
+  'http.host': { kind: { type: 'string' }, default: '0.0.0.0' },
+  'http.port': { kind: { type: 'int', min: 0, max: 65535 }, default: 9090 },
+  'http.shutdownGraceSeconds': { kind: { type: 'int', min: 0, max: 3600 }, default: 30 },
+  'http.requestTimeoutSeconds': { kind: { type: 'int', min: 1, max: 3600 }, default: 60 },
+  'log.level': { kind: { type: 'enum', values: LOG_LEVELS }, default: 'info' },
+  'kubernetes.kubeconfig': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'kubernetes.context': { kind: { type: 'string', allowEmpty: true }, default: '' },
+};
+
+export const CONFIG_KEYS = Object.keys(FIELDS);
+
+/** Environment variable for a key: http.shutdownGraceSeconds → PLATFORM_HTTP_SHUTDOWN_GRACE_SECONDS. */
+export function envNameFor(key: string): string {
+  return (
+    'PLATFORM_' +
+    key
+      .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+      .replace(/\./g, '_')
+      .toUpperCase()
+  );
+}
+
+export interface ConfigSources {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  readFile: (path: string) => string;
+}
+
+/** Builds and validates the configuration. Throws ConfigError naming the first bad key. */
+export function loadConfig(sources: ConfigSources): Config {
+  const flags = parseFlags(sources.argv);
+  const filePath = flags.get('config') ?? sources.env['PLATFORM_CONFIG'];
+  flags.delete('config');
+
+  const raw = new Map<string, unknown>();
+  for (const [key, field] of Object.entries(FIELDS)) raw.set(key, field.default);
+
+  if (filePath) {
+    for (const [key, value] of flattenFile(filePath, sources.readFile)) raw.set(key, value);
+  }
+  for (const key of CONFIG_KEYS) {
+    const value = sources.env[envNameFor(key)];
+    if (value !== undefined) raw.set(key, value);
+  }
+  for (const [key, value] of flags) {
+    if (!(key in FIELDS)) throw new ConfigError(`--${key}`, `unknown flag; known flags: --config, ${CONFIG_KEYS.map((k) => `--${k}`).join(', ')}`);
+    raw.set(key, value);
+  }
+
+  const value = (key: string) => coerce(key, FIELDS[key]!.kind, raw.get(key));
+  return {
+    platformName: value('platformName') as string,
+    http: {
+      host: value('http.host') as string,
+      port: value('http.port') as number,
+      shutdownGraceSeconds: value('http.shutdownGraceSeconds') as number,
+      requestTimeoutSeconds: value('http.requestTimeoutSeconds') as number,
+    },
+    log: { level: value('log.level') as LogLevel },
+    kubernetes: {
+      kubeconfig: value('kubernetes.kubeconfig') as string,
+      context: value('kubernetes.context') as string,
+    },
+  };
+}
+
+function parseFlags(argv: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(arg, 'unexpected argument; flags look like --http.port=9090');
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags.set(arg.slice(2, eq), arg.slice(eq + 1));
+    } else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new ConfigError(arg, 'flag needs a value');
+      flags.set(arg.slice(2), next);
+      i++;
+    }
+  }
+  return flags;
+}
+
+function flattenFile(path: string, readFile: (p: string) => string): Map<string, unknown> {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (err) {
+    throw new ConfigError('config', `cannot read file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError('config', `file ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const out = new Map<string, unknown>();
+  if (doc === null || doc === undefined) return out;
+  const walk = (node: unknown, prefix: string) => {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) {
+      throw new ConfigError(prefix || 'config', `expected a mapping in ${path}`);
+    }
+    for (const [k, v] of Object.entries(node)) {
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (key in FIELDS) out.set(key, v);
+      else if (CONFIG_KEYS.some((known) => known.startsWith(`${key}.`))) walk(v, key);
+      else throw new ConfigError(key, `unknown key in ${path}`);
+    }
+  };
+  walk(doc, '');
+  return out;
+}
+
+function coerce(key: string, kind: FieldKind, value: unknown): string | number {
+  switch (kind.type) {
+    case 'string': {
+      if (typeof value !== 'string') throw new ConfigError(key, `expected a string, got ${describe(value)}`);
+      if (!kind.allowEmpty && value === '') throw new ConfigError(key, 'must not be empty');
+      if (kind.pattern && !kind.pattern.test(value)) {
+        throw new ConfigError(key, `${JSON.stringify(value)} is not ${kind.patternHint ?? `matching ${kind.pattern}`}`);
+      }
+      return value;
+    }
+    case 'int': {
+      const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
+      if (!Number.isInteger(n)) throw new ConfigError(key, `expected an integer, got ${describe(value)}`);
+      if (n < kind.min || n > kind.max) throw new ConfigError(key, `${n} is out of range [${kind.min}, ${kind.max}]`);
+      return n;
+    }
+    case 'enum': {
+      if (typeof value !== 'string' || !kind.values.includes(value)) {
+        throw new ConfigError(key, `expected one of ${kind.values.join(', ')}, got ${describe(value)}`);
+      }
+      return value;
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `${typeof value} ${JSON.stringify(value)}`;
+}

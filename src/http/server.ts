@@ -1,0 +1,62 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import type { Logger } from '../observability/logger.ts';
+import type { Readiness } from './readiness.ts';
+
+export interface RunningServer {
+  server: http.Server;
+  url: string;
+  /** Stops accepting connections, lets in-flight requests finish within the grace period, then closes what is left. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  requestTimeoutSeconds: number;
+  readiness: Readiness;
+  logger: Logger;
+}
+
+export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
+  const server = http.createServer(
+    {
+      // Bounds how long a client may take to send headers/body; responses (watches) are not limited.
+      requestTimeout: options.requestTimeoutSeconds * 1000,
+      headersTimeout: Math.min(options.requestTimeoutSeconds * 1000, 60_000),
+      keepAliveTimeout: 65_000,
+    },
+    app,
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  const shutdown = (graceMs: number): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      options.readiness.markShuttingDown();
+      options.logger.info('shutting down: no new connections, waiting for in-flight requests', { graceMs });
+      const deadline = setTimeout(() => {
+        options.logger.warn('grace period over, closing remaining connections');
+        server.closeAllConnections();
+      }, graceMs);
+      deadline.unref();
+      server.close(() => {
+        clearTimeout(deadline);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+    return closing;
+  };
+  return { server, url, shutdown };
+}
