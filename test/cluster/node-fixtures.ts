@@ -22,7 +22,8 @@ export function nodeFixture(index: number, options: NodeFixtureOptions = {}): V1
   const role = ROLES[index % ROLES.length]!;
   const zone = ZONES[index % ZONES.length]!;
   const base = (options.baseTime ?? new Date('2026-01-01T00:00:00Z')).getTime();
-  const heartbeat = new Date(base + index * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // Whole seconds: the API stores RFC 3339 times at second precision.
+  const heartbeat = new Date(base + index * 1000);
   const ready = index % 11 !== 10;
   const memoryPressure = index % 13 === 12;
   const unschedulable = index % 7 === 6;
