@@ -45,7 +45,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const app = createApp({
     logger,
     requestContext,
-    publicRoutes: [healthRoutes(readiness, { platform: config.platformName, version: packageVersion(), node: process.version })],
+    publicRoutes: [
+      healthRoutes(readiness, {
+        platform: config.platformName,
+        version: packageVersion(),
+        node: process.version,
+      }),
+    ],
     protectedRoutes: [],
   });
   const running = await startServer(app, {
@@ -55,7 +61,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     readiness,
     logger,
   });
-  logger.info('listening', { url: running.url, platform: config.platformName, kubernetes: kc.getCurrentCluster()?.server });
+  logger.info('listening', {
+    url: running.url,
+    platform: config.platformName,
+    kubernetes: kc.getCurrentCluster()?.server,
+  });
 
   exitGracefullyOnSignals(running, {
     graceMs: config.http.shutdownGraceSeconds * 1000,

@@ -36,11 +36,17 @@ export class FirstContact {
       .then((info) => {
         this.#reached = true;
         this.#kubernetesVersion = info.gitVersion;
-        this.logger.info('kube-apiserver reached', { server: this.kc.getCurrentCluster()?.server, version: info.gitVersion });
+        this.logger.info('kube-apiserver reached', {
+          server: this.kc.getCurrentCluster()?.server,
+          version: info.gitVersion,
+        });
       })
       .catch((err: unknown) => {
         const delayMs = Math.min(30_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
-        this.logger.warn('kube-apiserver not reachable yet', { error: (err as Error).message, retryInMs: Math.round(delayMs) });
+        this.logger.warn('kube-apiserver not reachable yet', {
+          error: (err as Error).message,
+          retryInMs: Math.round(delayMs),
+        });
         this.#timer = setTimeout(() => this.start(attempt + 1), delayMs);
         this.#timer.unref();
       });

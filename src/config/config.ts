@@ -46,7 +46,11 @@ type FieldKind =
 /** Every configuration key, its kind and its default. The dotted key is also the flag name. */
 const FIELDS: Record<string, { kind: FieldKind; default: string | number }> = {
   platformName: {
-    kind: { type: 'string', pattern: /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/, patternHint: 'a lowercase DNS label, e.g. "platform"' },
+    kind: {
+      type: 'string',
+      pattern: /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/,
+      patternHint: 'a lowercase DNS label, e.g. "platform"',
+    },
     default: 'platform',
   },
   'http.host': { kind: { type: 'string' }, default: '0.0.0.0' },
@@ -94,7 +98,11 @@ export function loadConfig(sources: ConfigSources): Config {
     if (value !== undefined) raw.set(key, value);
   }
   for (const [key, value] of flags) {
-    if (!(key in FIELDS)) throw new ConfigError(`--${key}`, `unknown flag; known flags: --config, ${CONFIG_KEYS.map((k) => `--${k}`).join(', ')}`);
+    if (!(key in FIELDS))
+      throw new ConfigError(
+        `--${key}`,
+        `unknown flag; known flags: --config, ${CONFIG_KEYS.map((k) => `--${k}`).join(', ')}`,
+      );
     raw.set(key, value);
   }
 
@@ -119,7 +127,8 @@ function parseFlags(argv: readonly string[]): Map<string, string> {
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new ConfigError(arg, 'unexpected argument; flags look like --http.port=9090');
+    if (!arg.startsWith('--'))
+      throw new ConfigError(arg, 'unexpected argument; flags look like --http.port=9090');
     const eq = arg.indexOf('=');
     if (eq > 0) {
       flags.set(arg.slice(2, eq), arg.slice(eq + 1));
@@ -138,13 +147,19 @@ function flattenFile(path: string, readFile: (p: string) => string): Map<string,
   try {
     text = readFile(path);
   } catch (err) {
-    throw new ConfigError('config', `cannot read file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new ConfigError(
+      'config',
+      `cannot read file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new ConfigError('config', `file ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    throw new ConfigError(
+      'config',
+      `file ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
   const out = new Map<string, unknown>();
   if (doc === null || doc === undefined) return out;
@@ -169,14 +184,23 @@ function coerce(key: string, kind: FieldKind, value: unknown): string | number {
       if (typeof value !== 'string') throw new ConfigError(key, `expected a string, got ${describe(value)}`);
       if (!kind.allowEmpty && value === '') throw new ConfigError(key, 'must not be empty');
       if (kind.pattern && !kind.pattern.test(value)) {
-        throw new ConfigError(key, `${JSON.stringify(value)} is not ${kind.patternHint ?? `matching ${kind.pattern}`}`);
+        throw new ConfigError(
+          key,
+          `${JSON.stringify(value)} is not ${kind.patternHint ?? `matching ${kind.pattern}`}`,
+        );
       }
       return value;
     }
     case 'int': {
-      const n = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : NaN;
+      const n =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && /^-?\d+$/.test(value.trim())
+            ? Number(value)
+            : NaN;
       if (!Number.isInteger(n)) throw new ConfigError(key, `expected an integer, got ${describe(value)}`);
-      if (n < kind.min || n > kind.max) throw new ConfigError(key, `${n} is out of range [${kind.min}, ${kind.max}]`);
+      if (n < kind.min || n > kind.max)
+        throw new ConfigError(key, `${n} is out of range [${kind.min}, ${kind.max}]`);
       return n;
     }
     case 'enum': {

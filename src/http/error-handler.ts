@@ -30,7 +30,9 @@ function toHttpError(err: unknown): HttpError | undefined {
 
 /** Unknown paths: a Kubernetes `Status` 404, as the kube-apiserver answers. */
 export const notFoundHandler: RequestHandler = (req, res) => {
-  res.status(404).json(statusFor(404, `the server could not find the requested resource (${req.method} ${req.path})`));
+  res
+    .status(404)
+    .json(statusFor(404, `the server could not find the requested resource (${req.method} ${req.path})`));
 };
 
 /**
@@ -53,7 +55,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       }
       return;
     }
-    logger.error('unhandled error', { error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) });
+    logger.error('unhandled error', {
+      error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+    });
     res.status(500);
     if (req.path.startsWith('/oauth/')) {
       res.json({ error: 'server_error', error_description: 'internal error' });

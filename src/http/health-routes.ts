@@ -17,7 +17,10 @@ export function healthRoutes(readiness: Readiness, version: VersionInfo): Router
   router.get('/livez', alive);
   router.get('/readyz', (req, res) => {
     const report = readiness.report();
-    res.status(report.ready ? 200 : 503).type('text/plain').set('Cache-Control', 'no-store');
+    res
+      .status(report.ready ? 200 : 503)
+      .type('text/plain')
+      .set('Cache-Control', 'no-store');
     if (req.query['verbose'] !== undefined) {
       const lines = report.checks.map((c) => `[${c.ok ? '+' : '-'}]${c.name} ${c.ok ? 'ok' : 'failed'}`);
       res.send(`${lines.join('\n')}\nreadyz check ${report.ready ? 'passed' : 'failed'}\n`);

@@ -75,7 +75,11 @@ export class HttpError extends Error {
   readonly statusCode: number;
   readonly details: StatusDetails | undefined;
   readonly headers: Record<string, string>;
-  constructor(statusCode: number, message: string, options: { details?: StatusDetails; headers?: Record<string, string> } = {}) {
+  constructor(
+    statusCode: number,
+    message: string,
+    options: { details?: StatusDetails; headers?: Record<string, string> } = {},
+  ) {
     super(message);
     this.name = 'HttpError';
     this.statusCode = statusCode;

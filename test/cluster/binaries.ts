@@ -17,9 +17,14 @@ const script = fileURLToPath(new URL('./build-binaries.sh', import.meta.url));
 export function controlPlaneBinaries(): ControlPlaneBinaries {
   let out: string;
   try {
-    out = execFileSync('bash', [script, '--print-paths'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    out = execFileSync('bash', [script, '--print-paths'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
   } catch (err) {
-    throw new Error(`cannot build the control-plane binaries (${script}): ${(err as Error).message}`);
+    throw new Error(`cannot build the control-plane binaries (${script}): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const paths = Object.fromEntries(
     out
@@ -28,6 +33,7 @@ export function controlPlaneBinaries(): ControlPlaneBinaries {
       .map((line) => line.split('=') as [string, string]),
   );
   const { KUBE_APISERVER, ETCD, KUBECTL, KUBE_VERSION } = paths;
-  if (!KUBE_APISERVER || !ETCD || !KUBECTL || !KUBE_VERSION) throw new Error(`unexpected output of ${script}: ${out}`);
+  if (!KUBE_APISERVER || !ETCD || !KUBECTL || !KUBE_VERSION)
+    throw new Error(`unexpected output of ${script}: ${out}`);
   return { kubeApiserver: KUBE_APISERVER, etcd: ETCD, kubectl: KUBECTL, kubeVersion: KUBE_VERSION };
 }

@@ -88,7 +88,9 @@ function tail(file: string, lines = 25): string {
 
 function exitedEarly(name: string, child: ChildProcess, logPath: string): Error | undefined {
   if (child.exitCode === null && child.signalCode === null) return undefined;
-  return new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; last output:\n${tail(logPath)}`);
+  return new Error(
+    `${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; last output:\n${tail(logPath)}`,
+  );
 }
 
 function get(url: string, options: https.RequestOptions = {}): Promise<{ status: number; body: string }> {
@@ -106,7 +108,12 @@ function get(url: string, options: https.RequestOptions = {}): Promise<{ status:
 }
 
 /** A kubeconfig whose users authenticate with bearer tokens; `current` names the current context. */
-export function kubeconfigYaml(server: string, caPem: string, users: Pick<TestIdentity, 'name' | 'token'>[], current: string): string {
+export function kubeconfigYaml(
+  server: string,
+  caPem: string,
+  users: Pick<TestIdentity, 'name' | 'token'>[],
+  current: string,
+): string {
   const ca = Buffer.from(caPem).toString('base64');
   const lines = [
     'apiVersion: v1',
@@ -232,7 +239,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         const early = exitedEarly('kube-apiserver', apiserver, apiLog);
         if (early) throw early;
         if (!existsSync(caFile)) return undefined;
-        const res = await get(`${server}/readyz`, { ca: readFileSync(caFile), headers: { Authorization: `Bearer ${admin.token}` } });
+        const res = await get(`${server}/readyz`, {
+          ca: readFileSync(caFile),
+          headers: { Authorization: `Bearer ${admin.token}` },
+        });
         return res.status === 200 ? true : undefined;
       },
       { timeoutMs, intervalMs: 200 },

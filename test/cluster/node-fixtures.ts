@@ -30,8 +30,12 @@ export function nodeFixture(index: number, options: NodeFixtureOptions = {}): V1
   const ip = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
 
   const taints = [
-    ...(role === 'control-plane' ? [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] : []),
-    ...(unschedulable ? [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: heartbeat }] : []),
+    ...(role === 'control-plane'
+      ? [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }]
+      : []),
+    ...(unschedulable
+      ? [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: heartbeat }]
+      : []),
   ];
 
   const condition = (type: string, status: boolean, reason: string, message: string) => ({
@@ -73,13 +77,35 @@ export function nodeFixture(index: number, options: NodeFixtureOptions = {}): V1
       ...(taints.length > 0 ? { taints } : {}),
     },
     status: {
-      capacity: { cpu: String(4 + (index % 4) * 4), memory: `${16 + (index % 4) * 16}Gi`, pods: '110', 'ephemeral-storage': '100Gi' },
-      allocatable: { cpu: `${(4 + (index % 4) * 4) * 1000 - 100}m`, memory: `${(16 + (index % 4) * 16) * 1024 - 512}Mi`, pods: '110', 'ephemeral-storage': '92Gi' },
+      capacity: {
+        cpu: String(4 + (index % 4) * 4),
+        memory: `${16 + (index % 4) * 16}Gi`,
+        pods: '110',
+        'ephemeral-storage': '100Gi',
+      },
+      allocatable: {
+        cpu: `${(4 + (index % 4) * 4) * 1000 - 100}m`,
+        memory: `${(16 + (index % 4) * 16) * 1024 - 512}Mi`,
+        pods: '110',
+        'ephemeral-storage': '92Gi',
+      },
       conditions: [
-        condition('MemoryPressure', memoryPressure, memoryPressure ? 'KubeletHasInsufficientMemory' : 'KubeletHasSufficientMemory', memoryPressure ? 'kubelet has insufficient memory available' : 'kubelet has sufficient memory available'),
+        condition(
+          'MemoryPressure',
+          memoryPressure,
+          memoryPressure ? 'KubeletHasInsufficientMemory' : 'KubeletHasSufficientMemory',
+          memoryPressure
+            ? 'kubelet has insufficient memory available'
+            : 'kubelet has sufficient memory available',
+        ),
         condition('DiskPressure', false, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
         condition('PIDPressure', false, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
-        condition('Ready', ready, ready ? 'KubeletReady' : 'KubeletNotReady', ready ? 'kubelet is posting ready status' : 'container runtime network not ready'),
+        condition(
+          'Ready',
+          ready,
+          ready ? 'KubeletReady' : 'KubeletNotReady',
+          ready ? 'kubelet is posting ready status' : 'container runtime network not ready',
+        ),
       ],
       addresses: [
         { type: 'InternalIP', address: ip },
@@ -99,7 +125,13 @@ export function nodeFixture(index: number, options: NodeFixtureOptions = {}): V1
         architecture: index % 4 === 3 ? 'arm64' : 'amd64',
       },
       images: [
-        { names: ['registry.example/platform/apiserver@sha256:' + 'a'.repeat(64), 'registry.example/platform/apiserver:v0.1.0'], sizeBytes: 61_234_567 },
+        {
+          names: [
+            'registry.example/platform/apiserver@sha256:' + 'a'.repeat(64),
+            'registry.example/platform/apiserver:v0.1.0',
+          ],
+          sizeBytes: 61_234_567,
+        },
         { names: ['registry.example/pause:3.10'], sizeBytes: 320_368 },
       ],
     },

@@ -45,17 +45,31 @@ describe('real control plane', () => {
     const read = await core.readNode({ name: 'crud-0010' });
     // Status set on create is kept; labels with empty values and JSON-text annotations survive verbatim.
     assert.equal(read.metadata?.labels?.['node-role.kubernetes.io/control-plane'], '');
-    assert.equal(read.metadata?.annotations?.['platform.io/labels'], fixture.metadata!.annotations!['platform.io/labels']);
-    assert.deepEqual(JSON.parse(read.metadata!.annotations!['platform.io/labels']!), { zone: 'zone-b', pool: 'general' });
-    assert.equal(read.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False', 'every 11th fixture is NotReady');
+    assert.equal(
+      read.metadata?.annotations?.['platform.io/labels'],
+      fixture.metadata!.annotations!['platform.io/labels'],
+    );
+    assert.deepEqual(JSON.parse(read.metadata!.annotations!['platform.io/labels']!), {
+      zone: 'zone-b',
+      pool: 'general',
+    });
+    assert.equal(
+      read.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      'False',
+      'every 11th fixture is NotReady',
+    );
     assert.equal(read.status?.capacity?.['cpu'], '12');
     assert.equal(read.status?.nodeInfo?.kubeletVersion, 'v1.36.3');
-    assert.deepEqual(read.spec?.taints?.map((t) => t.key), ['node-role.kubernetes.io/control-plane']);
+    assert.deepEqual(
+      read.spec?.taints?.map((t) => t.key),
+      ['node-role.kubernetes.io/control-plane'],
+    );
 
     // Status changes go through the /status subresource; a plain update would drop them.
-    const patched = await core.patchNodeStatus(
-      { name: 'crud-0010', body: [{ op: 'replace', path: '/status/conditions/3/status', value: 'True' }] },
-    );
+    const patched = await core.patchNodeStatus({
+      name: 'crud-0010',
+      body: [{ op: 'replace', path: '/status/conditions/3/status', value: 'True' }],
+    });
     assert.equal(patched.status?.conditions?.[3]?.type, 'Ready');
     assert.equal(patched.status?.conditions?.[3]?.status, 'True');
     assert.ok(Number(patched.metadata!.resourceVersion) > Number(created.metadata!.resourceVersion));
@@ -78,7 +92,9 @@ describe('real control plane', () => {
     const generated = list.items.filter((n) => n.metadata?.name?.startsWith('gen-'));
     assert.equal(generated.length, 36, 'three of every five fixtures are workers');
     assert.ok(generated.every((n) => (n.status?.conditions?.length ?? 0) === 4));
-    const expectedUnschedulable = Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 5 >= 1 && i % 5 <= 3 && i % 7 === 6);
+    const expectedUnschedulable = Array.from({ length: 60 }, (_, i) => i).filter(
+      (i) => i % 5 >= 1 && i % 5 <= 3 && i % 7 === 6,
+    );
     assert.equal(generated.filter((n) => n.spec?.unschedulable).length, expectedUnschedulable.length);
     await deleteNodes(core, 'gen');
     const after = await core.listNode();
@@ -87,7 +103,14 @@ describe('real control plane', () => {
 
   test('RBAC applies: an unprivileged identity may not list nodes, the admin may', async () => {
     await assert.rejects(coreApi(cp, 'alice').listNode(), (err: { code?: number }) => err.code === 403);
-    const { stdout } = await run(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, 'auth', 'can-i', 'list', 'nodes']);
+    const { stdout } = await run(cp.binaries.kubectl, [
+      '--kubeconfig',
+      cp.kubeconfigPath,
+      'auth',
+      'can-i',
+      'list',
+      'nodes',
+    ]);
     assert.equal(stdout.trim(), 'yes');
   });
 });
@@ -99,7 +122,10 @@ describe('control plane lifecycle', () => {
     assert.ok(own.pids.every(processAlive));
     assert.ok(existsSync(own.dir));
     await own.stop();
-    assert.ok(own.pids.every((pid) => !processAlive(pid)), 'etcd and kube-apiserver are gone');
+    assert.ok(
+      own.pids.every((pid) => !processAlive(pid)),
+      'etcd and kube-apiserver are gone',
+    );
     assert.ok(!existsSync(own.dir), 'temp dir removed');
   });
 
@@ -115,8 +141,11 @@ describe('control plane lifecycle', () => {
     after(() => rmSync(emptyCache, { recursive: true, force: true }));
     const script = new URL('../cluster/build-binaries.sh', import.meta.url).pathname;
     await assert.rejects(
-      run('bash', [script], { env: { PATH: '/usr/bin:/bin', HOME: emptyCache, PLATFORM_CACHE_DIR: emptyCache } }),
-      (err: { code?: number; stderr?: string }) => err.code === 2 && /Go is not installed/.test(err.stderr ?? ''),
+      run('bash', [script], {
+        env: { PATH: '/usr/bin:/bin', HOME: emptyCache, PLATFORM_CACHE_DIR: emptyCache },
+      }),
+      (err: { code?: number; stderr?: string }) =>
+        err.code === 2 && /Go is not installed/.test(err.stderr ?? ''),
     );
   });
 });

@@ -38,11 +38,22 @@ describe('config', () => {
   test('precedence: defaults < file < env < flags', () => {
     const files = { '/etc/p.yaml': 'http:\n  port: 1000\n  shutdownGraceSeconds: 5\nlog:\n  level: debug\n' };
     const fromFile = loadConfig(sources({ argv: ['--config', '/etc/p.yaml'], files }));
-    assert.deepEqual([fromFile.http.port, fromFile.http.shutdownGraceSeconds, fromFile.log.level], [1000, 5, 'debug']);
-    const fromEnv = loadConfig(sources({ argv: ['--config=/etc/p.yaml'], env: { PLATFORM_HTTP_PORT: '2000' }, files }));
+    assert.deepEqual(
+      [fromFile.http.port, fromFile.http.shutdownGraceSeconds, fromFile.log.level],
+      [1000, 5, 'debug'],
+    );
+    const fromEnv = loadConfig(
+      sources({ argv: ['--config=/etc/p.yaml'], env: { PLATFORM_HTTP_PORT: '2000' }, files }),
+    );
     assert.equal(fromEnv.http.port, 2000);
     assert.equal(fromEnv.http.shutdownGraceSeconds, 5);
-    const fromFlag = loadConfig(sources({ argv: ['--http.port=3000'], env: { PLATFORM_HTTP_PORT: '2000', PLATFORM_CONFIG: '/etc/p.yaml' }, files }));
+    const fromFlag = loadConfig(
+      sources({
+        argv: ['--http.port=3000'],
+        env: { PLATFORM_HTTP_PORT: '2000', PLATFORM_CONFIG: '/etc/p.yaml' },
+        files,
+      }),
+    );
     assert.equal(fromFlag.http.port, 3000);
     assert.equal(fromFlag.log.level, 'debug', 'PLATFORM_CONFIG names the file too');
   });
@@ -53,19 +64,54 @@ describe('config', () => {
   });
 
   test('bad values name the key', () => {
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--http.port=abc'] })), 'http.port', /expected an integer, got "abc"/);
-    rejectsWithKey(() => loadConfig(sources({ env: { PLATFORM_HTTP_PORT: '70000' } })), 'http.port', /out of range/);
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--log.level', 'loud'] })), 'log.level', /one of error, warn, info, debug/);
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--platformName=Bad_Name'] })), 'platformName', /lowercase DNS label/);
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--http.port=abc'] })),
+      'http.port',
+      /expected an integer, got "abc"/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ env: { PLATFORM_HTTP_PORT: '70000' } })),
+      'http.port',
+      /out of range/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--log.level', 'loud'] })),
+      'log.level',
+      /one of error, warn, info, debug/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--platformName=Bad_Name'] })),
+      'platformName',
+      /lowercase DNS label/,
+    );
     rejectsWithKey(() => loadConfig(sources({ argv: ['--http.prot=1'] })), '--http.prot', /unknown flag/);
     rejectsWithKey(() => loadConfig(sources({ argv: ['--http.port'] })), '--http.port', /needs a value/);
   });
 
   test('bad files name the key or the file', () => {
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--config=/missing.yaml'] })), 'config', /cannot read file \/missing.yaml: ENOENT/);
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'http: [' } })), 'config', /not valid YAML/);
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'http:\n  porrt: 1\n' } })), 'http.porrt', /unknown key/);
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'http:\n  port: "x"\n' } })), 'http.port');
-    rejectsWithKey(() => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'log: 3\n' } })), 'log', /expected a mapping/);
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--config=/missing.yaml'] })),
+      'config',
+      /cannot read file \/missing.yaml: ENOENT/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'http: [' } })),
+      'config',
+      /not valid YAML/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'http:\n  porrt: 1\n' } })),
+      'http.porrt',
+      /unknown key/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'http:\n  port: "x"\n' } })),
+      'http.port',
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--config=/c.yaml'], files: { '/c.yaml': 'log: 3\n' } })),
+      'log',
+      /expected a mapping/,
+    );
   });
 });
