@@ -32,6 +32,10 @@ export interface ControlPlane {
   dir: string;
   /** PIDs of etcd and kube-apiserver, for tests of teardown. */
   pids: number[];
+  /** Stops the kube-apiserver only (etcd keeps the data), to test behaviour during an outage. */
+  stopApiserver(): Promise<void>;
+  /** Starts it again on the same address with the same state; resolves when it is ready. */
+  startApiserver(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -206,49 +210,52 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const certDir = path.join(dir, 'certs');
     const apiLog = path.join(dir, 'kube-apiserver.log');
     const server = `https://127.0.0.1:${apiPort}`;
-    const apiserver = startProcess(
-      'kube-apiserver',
-      binaries.kubeApiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${certDir}`,
-        '--endpoint-reconciler-type=none',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--service-account-issuer=https://kubernetes.default.svc',
-        `--service-account-key-file=${saPub}`,
-        `--service-account-signing-key-file=${saKey}`,
-        `--token-auth-file=${tokensCsv}`,
-        '--authorization-mode=RBAC',
-        '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
-        '--allow-privileged=true',
-        '--profiling=false',
-        '--v=1',
-        ...(options.apiserverArgs ?? []),
-      ],
-      apiLog,
-    );
-    children.push(apiserver);
-
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${certDir}`,
+      '--endpoint-reconciler-type=none',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--service-account-key-file=${saPub}`,
+      `--service-account-signing-key-file=${saKey}`,
+      `--token-auth-file=${tokensCsv}`,
+      '--authorization-mode=RBAC',
+      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
+      '--allow-privileged=true',
+      '--profiling=false',
+      '--v=1',
+      ...(options.apiserverArgs ?? []),
+    ];
     const caFile = path.join(certDir, 'apiserver.crt');
-    await waitFor(
-      'kube-apiserver /readyz',
-      async () => {
-        const early = exitedEarly('kube-apiserver', apiserver, apiLog);
-        if (early) throw early;
-        if (!existsSync(caFile)) return undefined;
-        const res = await get(`${server}/readyz`, {
-          ca: readFileSync(caFile),
-          headers: { Authorization: `Bearer ${admin.token}` },
-        });
-        return res.status === 200 ? true : undefined;
-      },
-      { timeoutMs, intervalMs: 200 },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\nkube-apiserver output:\n${tail(apiLog)}`);
-    });
+    let apiserver: ChildProcess | undefined;
+    const startApiserver = async () => {
+      const child = startProcess('kube-apiserver', binaries.kubeApiserver, apiserverArgs, apiLog);
+      apiserver = child;
+      children.push(child);
+      await waitFor(
+        'kube-apiserver /readyz',
+        async () => {
+          const early = exitedEarly('kube-apiserver', child, apiLog);
+          if (early) throw early;
+          if (!existsSync(caFile)) return undefined;
+          const res = await get(`${server}/readyz`, {
+            ca: readFileSync(caFile),
+            headers: { Authorization: `Bearer ${admin.token}` },
+          });
+          return res.status === 200 ? true : undefined;
+        },
+        { timeoutMs, intervalMs: 200 },
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}\nkube-apiserver output:\n${tail(apiLog)}`);
+      });
+    };
+    const stopApiserver = async () => {
+      if (apiserver) await stopProcess(apiserver);
+    };
+    await startApiserver();
 
     // The self-signed serving cert file holds the leaf and the CA that signed it; clients trust the whole file.
     const caPem = readFileSync(caFile, 'utf8');
@@ -264,6 +271,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       binaries,
       dir,
       pids: children.map((c) => c.pid!),
+      stopApiserver,
+      startApiserver,
       stop,
     };
   } catch (err) {

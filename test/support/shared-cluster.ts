@@ -3,10 +3,10 @@ import { startControlPlane, type ControlPlane } from '../cluster/control-plane.t
 
 export const CLUSTER_ENV = 'PLATFORM_TEST_CLUSTER';
 
-type Described = Omit<ControlPlane, 'stop'>;
+type Described = Omit<ControlPlane, 'stop' | 'stopApiserver' | 'startApiserver'>;
 
 export function describeControlPlane(cp: ControlPlane): string {
-  const { stop: _stop, ...rest } = cp;
+  const { stop: _stop, stopApiserver: _stopApi, startApiserver: _startApi, ...rest } = cp;
   return JSON.stringify(rest satisfies Described);
 }
 
@@ -19,7 +19,12 @@ export async function testControlPlane(): Promise<ControlPlane> {
   if (shared) {
     const described = JSON.parse(shared) as Described;
     // Owned by global setup: stopping it is not this file's business.
-    return { ...described, stop: async () => {} };
+    const notHere = async () => {
+      throw new Error(
+        'the shared control plane cannot be stopped from a test file; use startControlPlane() for outage tests',
+      );
+    };
+    return { ...described, stop: async () => {}, stopApiserver: notHere, startApiserver: notHere };
   }
   const own = await startControlPlane();
   after(() => own.stop());
