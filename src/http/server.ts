@@ -50,8 +50,13 @@ export async function startServer(app: Express, options: ServerOptions): Promise
         server.closeAllConnections();
       }, graceMs);
       deadline.unref();
+      // close() only drops connections idle right now; keep-alive connections whose last request
+      // finishes later would hold the process until the deadline, so keep closing idle ones.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      sweep.unref();
       server.close(() => {
         clearTimeout(deadline);
+        clearInterval(sweep);
         resolve();
       });
       server.closeIdleConnections();

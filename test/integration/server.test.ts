@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import { waitFor } from '../cluster/wait-for.ts';
+import { testControlPlane } from '../support/shared-cluster.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+
+const run = promisify(execFile);
+const mainTs = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const slowServerTs = fileURLToPath(new URL('../fixtures/slow-server.ts', import.meta.url));
+
+describe('server process against the real kube-apiserver', () => {
+  let cp: ControlPlane;
+  let server: ServerProcess;
+  before(async () => {
+    cp = await testControlPlane();
+    server = await startServerProcess([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`]);
+  });
+  after(async () => {
+    const code = await server?.stop();
+    assert.equal(code, 0, 'exits 0 on SIGTERM');
+  });
+
+  test('liveness answers at once; readiness turns true once the apiserver has been reached', async () => {
+    for (const path of ['/livez', '/healthz']) {
+      const res = await fetch(server.url + path);
+      assert.equal(res.status, 200);
+      assert.equal(await res.text(), 'ok');
+    }
+    await waitFor(
+      'ready',
+      async () => ((await fetch(`${server.url}/readyz`)).status === 200 ? true : undefined),
+      { timeoutMs: 15_000 },
+    );
+    const verbose = await (await fetch(`${server.url}/readyz?verbose`)).text();
+    assert.match(verbose, /\[\+\]kube-apiserver ok/);
+    assert.match(verbose, /readyz check passed/);
+  });
+
+  test('/version names the platform and versions', async () => {
+    const body = (await (await fetch(`${server.url}/version`)).json()) as Record<string, string>;
+    assert.equal(body['platform'], 'platform');
+    assert.match(body['version'] ?? '', /^\d+\.\d+\.\d+/);
+    assert.equal(body['node'], process.version);
+  });
+
+  test('unknown paths are a Kubernetes Status 404; request ids are echoed and logged', async () => {
+    const res = await fetch(`${server.url}/no/such/thing?x=1`, {
+      headers: { 'X-Request-Id': 'req-abc.123' },
+    });
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.get('x-request-id'), 'req-abc.123');
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(body['kind'], 'Status');
+    assert.equal(body['apiVersion'], 'v1');
+    assert.equal(body['status'], 'Failure');
+    assert.equal(body['reason'], 'NotFound');
+    assert.equal(body['code'], 404);
+    const line = await waitFor('access log line', () =>
+      server.logs().find((l) => l['message'] === 'request' && l['requestId'] === 'req-abc.123'),
+    );
+    assert.equal(line['status'], 404);
+    assert.equal(line['method'], 'GET');
+    assert.equal(line['route'], 'unmatched');
+    assert.equal(typeof line['durationMs'], 'number');
+    assert.match(String(line['time']), /^\d{4}-\d\d-\d\dT/);
+
+    // An unsafe request id (spaces, too long) is replaced by a generated one.
+    const replaced = await fetch(`${server.url}/livez`, { headers: { 'X-Request-Id': 'x'.repeat(100) } });
+    assert.match(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('configuration errors', () => {
+  const startWith = async (...args: string[]) => {
+    try {
+      await run(process.execPath, [mainTs, ...args], {
+        timeout: 15_000,
+        env: { ...process.env, KUBECONFIG: '/nonexistent' },
+      });
+      assert.fail('expected a non-zero exit');
+    } catch (err) {
+      return err as { code: number; stderr: string };
+    }
+  };
+
+  test('a bad value names the key and exits non-zero', async () => {
+    const err = await startWith('--http.port=eighty');
+    assert.equal(err.code, 2);
+    assert.match(err.stderr, /invalid configuration: http\.port: expected an integer, got "eighty"/);
+  });
+
+  test('a bad environment value names the key', async () => {
+    try {
+      await run(process.execPath, [mainTs], {
+        timeout: 15_000,
+        env: { ...process.env, PLATFORM_LOG_LEVEL: 'chatty' },
+      });
+      assert.fail('expected a non-zero exit');
+    } catch (err) {
+      const e = err as { code: number; stderr: string };
+      assert.equal(e.code, 2);
+      assert.match(e.stderr, /log\.level: expected one of error, warn, info, debug, got "chatty"/);
+    }
+  });
+
+  test('an unknown kubeconfig context names the key', async () => {
+    const cp = await testControlPlane();
+    const err = await startWith(`--kubernetes.kubeconfig=${cp.kubeconfigPath}`, '--kubernetes.context=nope');
+    assert.equal(err.code, 2);
+    assert.match(err.stderr, /kubernetes\.context: context "nope" not found/);
+  });
+});
+
+describe('graceful shutdown', () => {
+  test('SIGTERM during a slow request: no new connections, the request finishes, exit 0', async () => {
+    const server = await startServerProcess(['--grace-ms=10000'], { entry: slowServerTs });
+    const slow = fetch(`${server.url}/slow?ms=1500`).then(async (r) => ({
+      status: r.status,
+      body: await r.text(),
+    }));
+    await waitFor('slow request in flight', () =>
+      server.logs().find((l) => l['message'] === 'slow request started'),
+    );
+    server.child.kill('SIGTERM');
+    await waitFor('draining', () => server.logs().find((l) => l['message'] === 'signal received'));
+    await assert.rejects(fetch(`${server.url}/livez`), 'the listener is closed');
+    assert.deepEqual(await slow, { status: 200, body: 'slept 1500' });
+    const signalledAt = Date.now();
+    assert.equal(await server.exited, 0);
+    assert.ok(
+      Date.now() - signalledAt < 5_000,
+      'exits once the request is done, not at the end of the 10 s grace period',
+    );
+  });
+
+  test('requests still running when the grace period ends are cut, and the process still exits 0', async () => {
+    const server = await startServerProcess(['--grace-ms=300'], { entry: slowServerTs });
+    const slow = fetch(`${server.url}/slow?ms=60000`);
+    await waitFor('slow request in flight', () =>
+      server.logs().find((l) => l['message'] === 'slow request started'),
+    );
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+    await assert.rejects(slow);
+    assert.equal(await server.exited, 0);
+    assert.ok(Date.now() - signalledAt < 10_000, 'exited soon after the grace period');
+    assert.ok(server.logs().some((l) => l['message'] === 'grace period over, closing remaining connections'));
+  });
+});
