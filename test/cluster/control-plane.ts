@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { controlPlaneBinaries, type ControlPlaneBinaries } from './binaries.ts';
 import { freePort } from './free-port.ts';
-import { waitFor } from './wait-for.ts';
+import { StopWaiting, waitFor } from './wait-for.ts';
 
 /** A static-token identity known to the kube-apiserver. */
 export interface TestIdentity {
@@ -92,7 +92,7 @@ function tail(file: string, lines = 25): string {
 
 function exitedEarly(name: string, child: ChildProcess, logPath: string): Error | undefined {
   if (child.exitCode === null && child.signalCode === null) return undefined;
-  return new Error(
+  return new StopWaiting(
     `${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; last output:\n${tail(logPath)}`,
   );
 }

@@ -1,3 +1,6 @@
+/** Thrown by a check when waiting longer cannot help (e.g. the process it waits for has exited). */
+export class StopWaiting extends Error {}
+
 /** Polls `check` until it returns a value other than undefined, or fails with `what` after the deadline. */
 export async function waitFor<T>(
   what: string,
@@ -13,6 +16,7 @@ export async function waitFor<T>(
       const value = await check();
       if (value !== undefined) return value;
     } catch (err) {
+      if (err instanceof StopWaiting) throw err;
       lastError = err;
     }
     if (Date.now() >= deadline) {

@@ -130,9 +130,14 @@ describe('control plane lifecycle', () => {
   });
 
   test('a binary that fails to start is a clear error, not a hang', async () => {
+    const startedAt = Date.now();
     await assert.rejects(
       startControlPlane({ apiserverArgs: ['--no-such-flag=1'], startTimeoutMs: 30_000 }),
       /kube-apiserver exited \(\d+\) before it was ready[\s\S]*unknown flag: --no-such-flag/,
+    );
+    assert.ok(
+      Date.now() - startedAt < 25_000,
+      'fails as soon as the process exits, not at the start deadline',
     );
   });
 

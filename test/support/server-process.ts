@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../cluster/wait-for.ts';
+import { StopWaiting, waitFor } from '../cluster/wait-for.ts';
 
 export interface ServerProcess {
   /** http://127.0.0.1:<port> */
@@ -65,7 +65,7 @@ export async function startServerProcess(
     'server to listen',
     () => {
       if (exitCode !== undefined)
-        throw new Error(`server exited (${exitCode}) before listening:\n${lines.join('\n')}`);
+        throw new StopWaiting(`server exited (${exitCode}) before listening:\n${lines.join('\n')}`);
       const listening = logs.find((l) => l['message'] === 'listening');
       return listening ? String(listening['url']) : undefined;
     },
