@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../test/cluster/control-plane.ts';
 import { createNodes } from '../test/cluster/node-fixtures.ts';
+import { waitFor } from '../test/cluster/wait-for.ts';
 
 const DEMO_NODES = 12;
 const serverArgs = process.argv.slice(2);
@@ -43,6 +44,17 @@ process.on('SIGTERM', () => void stop(0));
 server.once('exit', (code) => void stop(code ?? 1));
 
 const url = `http://127.0.0.1:${port}`;
+await waitFor(
+  'the server to become ready',
+  async () => ((await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200 ? true : undefined),
+  {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  },
+).catch(async (err: Error) => {
+  say(`demo: ${err.message}`);
+  await stop(1);
+});
 say();
 say(`demo: platform-apiserver on ${url}  (Ctrl-C stops everything)`);
 say(`  curl ${url}/readyz?verbose`);
