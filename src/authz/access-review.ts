@@ -1,0 +1,226 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Identity } from '../auth/identity.ts';
+import { kubeRequest } from '../cluster/kube-request.ts';
+import { HttpError } from '../http/status.ts';
+import type { Logger } from '../observability/logger.ts';
+import { TtlCache } from './ttl-cache.ts';
+
+/** What is being asked, in the terms of a SubjectAccessReview's resourceAttributes. */
+export interface ResourceAttributes {
+  verb: string;
+  /** API group; '' for the core group. */
+  group: string;
+  resource: string;
+  name?: string;
+  namespace?: string;
+  subresource?: string;
+}
+
+export interface ReviewAnswer {
+  allowed: boolean;
+  /** Why, when the authorizer said (never shown to callers: it can name bindings). */
+  reason?: string;
+}
+
+/** Asks the authority once. The production one is a SubjectAccessReview; unit tests pass a fake. */
+export type ReviewFn = (identity: Identity, attributes: ResourceAttributes) => Promise<ReviewAnswer>;
+
+export type DecisionSource = 'cache' | 'apiserver' | 'stale';
+
+export interface Decision extends ReviewAnswer {
+  source: DecisionSource;
+}
+
+export interface AccessReviewerOptions {
+  review: ReviewFn;
+  /** How long an "allowed" answer is reused. */
+  allowedTtlMs: number;
+  /** How long a "denied" answer is reused: short, so a new binding takes effect quickly. */
+  deniedTtlMs: number;
+  /**
+   * How long past its TTL an answer may still be used when the authority cannot be reached. While the
+   * kube-apiserver is down nobody can change RBAC through it, so the last answer is still the best one.
+   */
+  staleIfErrorMs: number;
+  maxEntries: number;
+  registry: Registry;
+  logger: Logger;
+  nowMs?: () => number;
+}
+
+/**
+ * "May this identity do this?", decided by Kubernetes RBAC through SubjectAccessReviews, with answers
+ * cached briefly in a bounded cache and concurrent identical questions asked only once.
+ */
+export class AccessReviewer {
+  readonly #options: AccessReviewerOptions;
+  readonly #cache: TtlCache<ReviewAnswer>;
+  readonly #inFlight = new Map<string, Promise<ReviewAnswer>>();
+  readonly #nowMs: () => number;
+  readonly #checks: Counter<'verb' | 'resource' | 'decision' | 'source'>;
+  readonly #reviewSeconds: Histogram<'outcome'>;
+
+  constructor(options: AccessReviewerOptions) {
+    this.#options = options;
+    this.#nowMs = options.nowMs ?? Date.now;
+    this.#cache = new TtlCache({ maxEntries: options.maxEntries, nowMs: this.#nowMs });
+    this.#checks = new Counter({
+      name: 'platform_authz_checks_total',
+      help: 'Authorization checks by verb, resource, decision (allowed, denied, error) and where the answer came from (cache, apiserver, stale).',
+      labelNames: ['verb', 'resource', 'decision', 'source'],
+      registers: [options.registry],
+    });
+    this.#reviewSeconds = new Histogram({
+      name: 'platform_authz_review_duration_seconds',
+      help: 'Duration of SubjectAccessReview calls to the kube-apiserver, by outcome (answered, error).',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [options.registry],
+    });
+    const cache = this.#cache;
+    new Gauge({
+      name: 'platform_authz_cache_entries',
+      help: 'Authorization answers held in the cache.',
+      registers: [options.registry],
+      collect() {
+        this.set(cache.size);
+      },
+    });
+  }
+
+  /** The decision for this identity and these attributes. Throws when no answer can be had. */
+  async check(identity: Identity, attributes: ResourceAttributes): Promise<Decision> {
+    const key = cacheKey(identity, attributes);
+    const cached = this.#cache.get(key);
+    if (cached?.fresh) return this.#count(attributes, { ...cached.value, source: 'cache' });
+
+    let answer: ReviewAnswer;
+    try {
+      answer = await this.#askOnce(key, identity, attributes);
+    } catch (err) {
+      if (cached && this.#nowMs() - cached.storedAtMs <= this.#ttlMs(cached.value) + this.#options.staleIfErrorMs) {
+        this.#options.logger.warn('authorization check failed, using the last answer', {
+          user: identity.username,
+          verb: attributes.verb,
+          resource: attributes.resource,
+          error: (err as Error).message,
+        });
+        return this.#count(attributes, { ...cached.value, source: 'stale' });
+      }
+      this.#checks.inc({ verb: attributes.verb, resource: attributes.resource, decision: 'error', source: 'apiserver' });
+      throw err;
+    }
+    return this.#count(attributes, { ...answer, source: 'apiserver' });
+  }
+
+  /** Resolves when allowed; otherwise throws the HttpError to answer with (403, or 503 when undecidable). */
+  async authorize(identity: Identity, attributes: ResourceAttributes): Promise<void> {
+    let decision: Decision;
+    try {
+      decision = await this.check(identity, attributes);
+    } catch (err) {
+      this.#options.logger.error('authorization check failed', {
+        user: identity.username,
+        verb: attributes.verb,
+        resource: attributes.resource,
+        error: (err as Error).message,
+      });
+      throw new HttpError(503, 'authorization check is temporarily unavailable', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    if (!decision.allowed) throw forbidden(identity, attributes);
+  }
+
+  #ttlMs(answer: ReviewAnswer): number {
+    return answer.allowed ? this.#options.allowedTtlMs : this.#options.deniedTtlMs;
+  }
+
+  #askOnce(key: string, identity: Identity, attributes: ResourceAttributes): Promise<ReviewAnswer> {
+    const pending = this.#inFlight.get(key);
+    if (pending) return pending;
+    const startedAt = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
+    const asking = this.#options
+      .review(identity, attributes)
+      .then((answer) => {
+        this.#reviewSeconds.observe({ outcome: 'answered' }, seconds());
+        this.#cache.set(key, answer, this.#ttlMs(answer));
+        return answer;
+      })
+      .catch((err: unknown) => {
+        this.#reviewSeconds.observe({ outcome: 'error' }, seconds());
+        throw err;
+      })
+      .finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, asking);
+    return asking;
+  }
+
+  #count(attributes: ResourceAttributes, decision: Decision): Decision {
+    this.#checks.inc({
+      verb: attributes.verb,
+      resource: attributes.resource,
+      decision: decision.allowed ? 'allowed' : 'denied',
+      source: decision.source,
+    });
+    return decision;
+  }
+}
+
+function cacheKey(identity: Identity, a: ResourceAttributes): string {
+  return JSON.stringify([
+    identity.username,
+    [...identity.groups].sort(),
+    a.verb,
+    a.group,
+    a.resource,
+    a.subresource ?? '',
+    a.namespace ?? '',
+    a.name ?? '',
+  ]);
+}
+
+/** The kube-apiserver's own wording, so clients that parse it are not surprised. */
+export function forbidden(identity: Identity, a: ResourceAttributes): HttpError {
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  const subject = a.name ? `${resource} "${a.name}"` : resource;
+  const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
+  return new HttpError(
+    403,
+    `${subject} is forbidden: User "${identity.username}" cannot ${a.verb} resource "${resource}" in API group "${a.group}" ${scope}`,
+    { details: { kind: a.resource, ...(a.name ? { name: a.name } : {}), ...(a.group ? { group: a.group } : {}) } },
+  );
+}
+
+interface SubjectAccessReviewStatus {
+  status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
+}
+
+/** The production ReviewFn: a SubjectAccessReview for the identity's user and groups. */
+export function subjectAccessReview(kc: KubeConfig, timeoutMs: number): ReviewFn {
+  return async (identity, a) => {
+    const resourceAttributes: Record<string, string> = { verb: a.verb, group: a.group, resource: a.resource };
+    if (a.name) resourceAttributes['name'] = a.name;
+    if (a.namespace) resourceAttributes['namespace'] = a.namespace;
+    if (a.subresource) resourceAttributes['subresource'] = a.subresource;
+    const review = await kubeRequest<SubjectAccessReviewStatus>(
+      kc,
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      {
+        method: 'POST',
+        timeoutMs,
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user: identity.username, groups: identity.groups, resourceAttributes },
+        },
+      },
+    );
+    const answer: ReviewAnswer = { allowed: review.status?.allowed === true && review.status.denied !== true };
+    const reason = review.status?.reason || review.status?.evaluationError;
+    if (reason) answer.reason = reason;
+    return answer;
+  };
+}
