@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import type { Identity } from '../../src/auth/identity.ts';
+import {
+  AccessReviewer,
+  forbidden,
+  type ResourceAttributes,
+  type ReviewAnswer,
+} from '../../src/authz/access-review.ts';
+import { TtlCache } from '../../src/authz/ttl-cache.ts';
+import { HttpError } from '../../src/http/status.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+
+const silent = createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+const alice: Identity = { username: 'alice', groups: ['developers', 'system:authenticated'] };
+const listNodes: ResourceAttributes = { verb: 'list', group: '', resource: 'nodes' };
+
+/** A scripted authority: answers from `allowed`, or fails while `down`. Counts questions. */
+function authority() {
+  const state = {
+    allowed: new Set<string>(),
+    down: false,
+    calls: 0,
+    release: undefined as (() => void) | undefined,
+  };
+  let gate: Promise<void> | undefined;
+  return {
+    state,
+    hold() {
+      gate = new Promise((resolve) => (state.release = resolve));
+    },
+    review: async (identity: Identity, a: ResourceAttributes): Promise<ReviewAnswer> => {
+      state.calls++;
+      if (gate) await gate;
+      if (state.down) throw new Error('connect ECONNREFUSED');
+      return { allowed: state.allowed.has(`${identity.username}:${a.verb}`) };
+    },
+  };
+}
+
+function reviewer(
+  review: ReturnType<typeof authority>['review'],
+  clock: { now: number },
+  registry = new Registry(),
+) {
+  return new AccessReviewer({
+    review,
+    allowedTtlMs: 10_000,
+    deniedTtlMs: 2_000,
+    staleIfErrorMs: 60_000,
+    maxEntries: 3,
+    registry,
+    logger: silent,
+    nowMs: () => clock.now,
+  });
+}
+
+describe('ttl cache', () => {
+  test('fresh until the TTL, then stale but still there; LRU eviction beyond the bound', () => {
+    const clock = { now: 0 };
+    const cache = new TtlCache<string>({ maxEntries: 2, nowMs: () => clock.now });
+    cache.set('a', 'A', 100);
+    assert.deepEqual(cache.get('a'), { value: 'A', fresh: true, storedAtMs: 0 });
+    clock.now = 100;
+    assert.equal(cache.get('a')?.fresh, false);
+    cache.set('b', 'B', 100);
+    cache.get('a'); // a is now most recently used
+    cache.set('c', 'C', 100);
+    assert.equal(cache.size, 2);
+    assert.equal(cache.get('b'), undefined);
+    assert.equal(cache.get('a')?.value, 'A');
+  });
+});
+
+describe('access reviewer', () => {
+  test('asks once, then answers from the cache until the TTL ends', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const clock = { now: 0 };
+    const r = reviewer(auth.review, clock);
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'apiserver' });
+    clock.now = 9_999;
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'cache' });
+    assert.equal(auth.state.calls, 1);
+    clock.now = 10_000;
+    assert.equal((await r.check(alice, listNodes)).source, 'apiserver');
+    assert.equal(auth.state.calls, 2);
+  });
+
+  test('denials are cached for a shorter time, so a new binding takes effect soon', async () => {
+    const auth = authority();
+    const clock = { now: 0 };
+    const r = reviewer(auth.review, clock);
+    await assert.rejects(r.authorize(alice, listNodes), (err: unknown) => {
+      assert.ok(err instanceof HttpError);
+      assert.equal(err.statusCode, 403);
+      assert.equal(
+        err.message,
+        'nodes is forbidden: User "alice" cannot list resource "nodes" in API group "" at the cluster scope',
+      );
+      return true;
+    });
+    auth.state.allowed.add('alice:list');
+    clock.now = 1_999;
+    assert.equal((await r.check(alice, listNodes)).allowed, false);
+    clock.now = 2_000;
+    await r.authorize(alice, listNodes);
+  });
+
+  test('the question includes user, groups and attributes', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const clock = { now: 0 };
+    const r = reviewer(auth.review, clock);
+    await r.check(alice, listNodes);
+    await r.check({ ...alice, groups: ['developers'] }, listNodes);
+    await r.check(alice, { ...listNodes, verb: 'get', name: 'n1' });
+    await r.check(alice, { ...listNodes, verb: 'get', name: 'n2' });
+    assert.equal(auth.state.calls, 4);
+    // Group order does not matter.
+    await r.check({ ...alice, groups: ['system:authenticated', 'developers'] }, listNodes);
+    assert.equal(auth.state.calls, 5, 'evicted by the bound of 3 entries, so asked again');
+  });
+
+  test('concurrent identical questions are asked once', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    auth.hold();
+    const r = reviewer(auth.review, { now: 0 });
+    const answers = Promise.all(Array.from({ length: 20 }, () => r.check(alice, listNodes)));
+    auth.state.release!();
+    assert.ok((await answers).every((a) => a.allowed));
+    assert.equal(auth.state.calls, 1);
+  });
+
+  test('authority unreachable: a recent expired answer is used, else 503', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const clock = { now: 0 };
+    const registry = new Registry();
+    const r = reviewer(auth.review, clock, registry);
+    await r.check(alice, listNodes);
+    auth.state.down = true;
+    clock.now = 30_000;
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'stale' });
+    clock.now = 70_001;
+    await assert.rejects(r.authorize(alice, listNodes), (err: unknown) => {
+      assert.ok(err instanceof HttpError);
+      assert.equal(err.statusCode, 503);
+      return true;
+    });
+    await assert.rejects(r.authorize({ username: 'bob', groups: [] }, listNodes), /temporarily unavailable/);
+    const metrics = await registry.getSingleMetricAsString('platform_authz_checks_total');
+    assert.match(metrics, /decision="allowed",source="stale"\} 1/);
+    assert.match(metrics, /decision="error",source="apiserver"\} 2/);
+  });
+
+  test('forbidden messages follow the kube-apiserver wording', () => {
+    const err = forbidden(
+      { username: 'bob', groups: [] },
+      { verb: 'get', group: '', resource: 'nodes', name: 'n1' },
+    );
+    assert.equal(
+      err.message,
+      'nodes "n1" is forbidden: User "bob" cannot get resource "nodes" in API group "" at the cluster scope',
+    );
+    assert.deepEqual(err.details, { kind: 'nodes', name: 'n1' });
+  });
+});
