@@ -99,7 +99,10 @@ export class AccessReviewer {
     try {
       answer = await this.#askOnce(key, identity, attributes);
     } catch (err) {
-      if (cached && this.#nowMs() - cached.storedAtMs <= this.#ttlMs(cached.value) + this.#options.staleIfErrorMs) {
+      if (
+        cached &&
+        this.#nowMs() - cached.storedAtMs <= this.#ttlMs(cached.value) + this.#options.staleIfErrorMs
+      ) {
         this.#options.logger.warn('authorization check failed, using the last answer', {
           user: identity.username,
           verb: attributes.verb,
@@ -108,7 +111,12 @@ export class AccessReviewer {
         });
         return this.#count(attributes, { ...cached.value, source: 'stale' });
       }
-      this.#checks.inc({ verb: attributes.verb, resource: attributes.resource, decision: 'error', source: 'apiserver' });
+      this.#checks.inc({
+        verb: attributes.verb,
+        resource: attributes.resource,
+        decision: 'error',
+        source: 'apiserver',
+      });
       throw err;
     }
     return this.#count(attributes, { ...answer, source: 'apiserver' });
@@ -190,7 +198,13 @@ export function forbidden(identity: Identity, a: ResourceAttributes): HttpError 
   return new HttpError(
     403,
     `${subject} is forbidden: User "${identity.username}" cannot ${a.verb} resource "${resource}" in API group "${a.group}" ${scope}`,
-    { details: { kind: a.resource, ...(a.name ? { name: a.name } : {}), ...(a.group ? { group: a.group } : {}) } },
+    {
+      details: {
+        kind: a.resource,
+        ...(a.name ? { name: a.name } : {}),
+        ...(a.group ? { group: a.group } : {}),
+      },
+    },
   );
 }
 
@@ -218,7 +232,9 @@ export function subjectAccessReview(kc: KubeConfig, timeoutMs: number): ReviewFn
         },
       },
     );
-    const answer: ReviewAnswer = { allowed: review.status?.allowed === true && review.status.denied !== true };
+    const answer: ReviewAnswer = {
+      allowed: review.status?.allowed === true && review.status.denied !== true,
+    };
     const reason = review.status?.reason || review.status?.evaluationError;
     if (reason) answer.reason = reason;
     return answer;

@@ -95,19 +95,7 @@ const INTEGER = /^[+-]?\d+$/;
 // Lexer
 
 type TokenKind =
-  | 'identifier'
-  | 'end'
-  | ','
-  | '('
-  | ')'
-  | '!'
-  | '='
-  | '=='
-  | '!='
-  | '>'
-  | '<'
-  | 'in'
-  | 'notin';
+  'identifier' | 'end' | ',' | '(' | ')' | '!' | '=' | '==' | '!=' | '>' | '<' | 'in' | 'notin';
 
 interface Token {
   kind: TokenKind;

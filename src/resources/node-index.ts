@@ -14,7 +14,8 @@ function compareNames(a: string, b: string): number {
 
 const byName = (a: NodeEntry, b: NodeEntry) => compareNames(a.name, b.name);
 // Ties broken by name, so pages stay stable however many nodes share a creation second.
-const byCreation = (a: NodeEntry, b: NodeEntry) => a.creationMs - b.creationMs || compareNames(a.name, b.name);
+const byCreation = (a: NodeEntry, b: NodeEntry) =>
+  a.creationMs - b.creationMs || compareNames(a.name, b.name);
 
 /** Position of `entry` in `sorted`, or where it would be inserted. */
 function search(sorted: NodeEntry[], entry: NodeEntry, compare: (a: NodeEntry, b: NodeEntry) => number) {
