@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, ConfigError, type Config } from './config/config.ts';
+import { AccessReviewer, subjectAccessReview } from './authz/access-review.ts';
+import { createCacheMetrics } from './cluster/cache-metrics.ts';
 import { loadKubeConfig } from './cluster/kube-config.ts';
 import { FirstContact } from './cluster/first-contact.ts';
 import { createApp } from './http/app.ts';
@@ -8,6 +10,9 @@ import { Readiness } from './http/readiness.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
+import { createMetricsRegistry } from './observability/metrics.ts';
+import { NodeCache } from './resources/node-cache.ts';
+import { nodesRoutes } from './resources/nodes-routes.ts';
 import { packageVersion } from './version.ts';
 
 /** Composes the server from its configuration. The only place that wires modules together. */
@@ -42,6 +47,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   readiness.register('kube-apiserver', () => firstContact.reached);
   firstContact.start();
 
+  const registry = createMetricsRegistry();
+  const cacheMetrics = createCacheMetrics(registry);
+  const nodeCache = new NodeCache({ kubeConfig: kc, logger, metrics: cacheMetrics });
+  readiness.register('nodes-cache', () => nodeCache.synced);
+  nodeCache.start();
+  const accessReviewer = new AccessReviewer({
+    review: subjectAccessReview(kc, config.authz.reviewTimeoutSeconds * 1000),
+    allowedTtlMs: config.authz.allowedTtlSeconds * 1000,
+    deniedTtlMs: config.authz.deniedTtlSeconds * 1000,
+    staleIfErrorMs: config.authz.staleIfErrorSeconds * 1000,
+    maxEntries: config.authz.cacheEntries,
+    registry,
+    logger,
+  });
+
   const app = createApp({
     logger,
     requestContext,
@@ -52,7 +72,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         node: process.version,
       }),
     ],
-    protectedRoutes: [],
+    protectedRoutes: [
+      nodesRoutes({
+        platformName: config.platformName,
+        nodes: nodeCache,
+        authorizer: accessReviewer,
+        registry,
+        gzipMinBytes: config.resources.gzipMinBytes,
+        memoMaxBytes: config.resources.responseMemoMegabytes * 1024 * 1024,
+      }),
+    ],
   });
   const running = await startServer(app, {
     host: config.http.host,
@@ -70,7 +99,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   exitGracefullyOnSignals(running, {
     graceMs: config.http.shutdownGraceSeconds * 1000,
     logger,
-    beforeDrain: () => firstContact.stop(),
+    beforeDrain: () => {
+      firstContact.stop();
+      void nodeCache.stop();
+    },
   });
   return running;
 }

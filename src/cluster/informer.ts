@@ -1,4 +1,4 @@
-import { Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.ts';
 import type { CacheMetrics } from './cache-metrics.ts';
 
@@ -33,7 +33,15 @@ export type WatchFn = (
   onDone: (err: unknown) => void,
 ) => Promise<{ abort(): void }>;
 
-export interface InformerOptions<T extends KubernetesObject> {
+/**
+ * What the informer reads of an object. Typed client objects (V1Node) fit, and so do objects kept as
+ * the apiserver's raw JSON (timestamps as text), which a cache that re-serialises them needs.
+ */
+export interface CachedObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+export interface InformerOptions<T extends CachedObject> {
   /** Label for logs and metrics, e.g. "nodes". */
   kind: string;
   list: ListFn<T>;
@@ -68,7 +76,7 @@ class ResourceExpired extends Error {}
  * resumes a watch the server closed from the last resourceVersion seen (bookmarks included). Stored
  * objects are frozen and shared: callers must never mutate them (the freeze enforces it).
  */
-export class Informer<T extends KubernetesObject> {
+export class Informer<T extends CachedObject> {
   readonly kind: string;
   readonly #options: InformerOptions<T>;
   readonly #store = new Map<string, T>();
@@ -344,7 +352,7 @@ function keyOf(name: string, namespace?: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
-function keyOfObject(object: KubernetesObject): string {
+function keyOfObject(object: CachedObject): string {
   return keyOf(object.metadata?.name ?? '', object.metadata?.namespace);
 }
 

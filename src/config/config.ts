@@ -24,6 +24,23 @@ export interface Config {
     /** Context inside the kubeconfig; empty means its current-context. */
     context: string;
   };
+  authz: {
+    /** How long an "allowed" SubjectAccessReview answer is reused. */
+    allowedTtlSeconds: number;
+    /** How long a "denied" answer is reused: short, so a new binding takes effect quickly. */
+    deniedTtlSeconds: number;
+    /** How long past its TTL an answer may still be used while the kube-apiserver cannot be reached. */
+    staleIfErrorSeconds: number;
+    /** Bound on cached answers (identity × question). */
+    cacheEntries: number;
+    reviewTimeoutSeconds: number;
+  };
+  resources: {
+    /** Responses of the resource APIs at least this large are gzip-compressed for clients that accept it. */
+    gzipMinBytes: number;
+    /** Bound on list bodies kept for repeated identical queries of an unchanged cache. */
+    responseMemoMegabytes: number;
+  };
 }
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -60,6 +77,13 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number }> = {
   'log.level': { kind: { type: 'enum', values: LOG_LEVELS }, default: 'info' },
   'kubernetes.kubeconfig': { kind: { type: 'string', allowEmpty: true }, default: '' },
   'kubernetes.context': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'authz.allowedTtlSeconds': { kind: { type: 'int', min: 0, max: 3600 }, default: 10 },
+  'authz.deniedTtlSeconds': { kind: { type: 'int', min: 0, max: 3600 }, default: 2 },
+  'authz.staleIfErrorSeconds': { kind: { type: 'int', min: 0, max: 86400 }, default: 300 },
+  'authz.cacheEntries': { kind: { type: 'int', min: 1, max: 10_000_000 }, default: 10_000 },
+  'authz.reviewTimeoutSeconds': { kind: { type: 'int', min: 1, max: 300 }, default: 5 },
+  'resources.gzipMinBytes': { kind: { type: 'int', min: 0, max: 1 << 30 }, default: 8192 },
+  'resources.responseMemoMegabytes': { kind: { type: 'int', min: 0, max: 65536 }, default: 64 },
 };
 
 export const CONFIG_KEYS = Object.keys(FIELDS);
@@ -119,6 +143,17 @@ export function loadConfig(sources: ConfigSources): Config {
     kubernetes: {
       kubeconfig: value('kubernetes.kubeconfig') as string,
       context: value('kubernetes.context') as string,
+    },
+    authz: {
+      allowedTtlSeconds: value('authz.allowedTtlSeconds') as number,
+      deniedTtlSeconds: value('authz.deniedTtlSeconds') as number,
+      staleIfErrorSeconds: value('authz.staleIfErrorSeconds') as number,
+      cacheEntries: value('authz.cacheEntries') as number,
+      reviewTimeoutSeconds: value('authz.reviewTimeoutSeconds') as number,
+    },
+    resources: {
+      gzipMinBytes: value('resources.gzipMinBytes') as number,
+      responseMemoMegabytes: value('resources.responseMemoMegabytes') as number,
     },
   };
 }

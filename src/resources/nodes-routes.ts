@@ -1,0 +1,130 @@
+import { Router, type Request, type Response } from 'express';
+import { Counter, type Registry } from 'prom-client';
+import type { Identity } from '../auth/identity.ts';
+import { identityOf } from '../auth/identity.ts';
+import type { ResourceAttributes } from '../authz/access-review.ts';
+import { HttpError } from '../http/status.ts';
+import { parseListQuery } from './list-query.ts';
+import type { NodeSource } from './node-cache.ts';
+import type { Selection } from './node-index.ts';
+import { NODE_STATUSES } from './node-status.ts';
+import {
+  BodyMemo,
+  etagFor,
+  PreparedBody,
+  sendJson,
+  sendNotModified,
+  setCacheHeaders,
+} from './prepared-response.ts';
+
+/** Says how old the served data is while the cache cannot reach the kube-apiserver. */
+export const STALE_HEADER = 'X-Cache-Stale-Seconds';
+
+export interface Authorizer {
+  authorize(identity: Identity, attributes: ResourceAttributes): Promise<void>;
+}
+
+export interface NodesRoutesOptions {
+  platformName: string;
+  nodes: NodeSource;
+  authorizer: Authorizer;
+  registry: Registry;
+  /** Bodies at least this large are gzip-compressed for clients that accept it. */
+  gzipMinBytes: number;
+  /** Bound on the list bodies kept for repeated identical queries. */
+  memoMaxBytes: number;
+}
+
+const OPEN = Buffer.from('{"items":[');
+const COMMA = Buffer.from(',');
+
+/** `{"items":[…],"totalItems":N}` from the entries' ready bytes. */
+export function listBody(selection: Selection): Buffer {
+  const parts: Buffer[] = [OPEN];
+  selection.items.forEach((entry, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(entry.json);
+  });
+  parts.push(Buffer.from(`],"totalItems":${selection.totalItems}}`));
+  return Buffer.concat(parts);
+}
+
+/** The base path of the resources API group, whose domain follows the platform name. */
+export function resourcesApiPath(platformName: string): string {
+  return `/kapis/resources.${platformName}.io/v1alpha3`;
+}
+
+/**
+ * `GET …/v1alpha3/nodes` and `…/nodes/{name}`: authorised by Kubernetes RBAC for the caller, served
+ * from the node cache with ETags, 304s and gzip.
+ */
+export function nodesRoutes(options: NodesRoutesOptions): Router {
+  const { nodes, authorizer } = options;
+  const base = resourcesApiPath(options.platformName);
+  const memo = new BodyMemo({ maxBytes: options.memoMaxBytes });
+  const responses = new Counter({
+    name: 'platform_node_responses_total',
+    help: 'Node API answers by verb (list, get) and outcome (ok, not_modified, not_found).',
+    labelNames: ['verb', 'outcome'],
+    registers: [options.registry],
+  });
+  const bodiesBuilt = new Counter({
+    name: 'platform_node_list_bodies_built_total',
+    help: 'Node list bodies assembled (answers to repeated queries of an unchanged cache are reused).',
+    registers: [options.registry],
+  });
+
+  /** Common to list and get: the cache must have synced; say how stale it is when disconnected. */
+  const prepare = (res: Response) => {
+    if (!nodes.synced) {
+      throw new HttpError(503, 'the node cache has not finished its first sync yet', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    const freshness = nodes.freshness();
+    if (!freshness.connected) res.setHeader(STALE_HEADER, String(freshness.staleSeconds));
+  };
+
+  const router = Router();
+
+  router.get(`${base}/nodes`, async (req: Request, res: Response) => {
+    await authorizer.authorize(identityOf(res), { verb: 'list', group: '', resource: 'nodes' });
+    const query = parseListQuery(req.query, { statuses: NODE_STATUSES });
+    prepare(res);
+    const stateTag = nodes.stateTag;
+    const etag = etagFor(stateTag, query.canonical);
+    setCacheHeaders(res, etag);
+    if (sendNotModified(req, res, etag)) {
+      responses.inc({ verb: 'list', outcome: 'not_modified' });
+      return;
+    }
+    const prepared = memo.get(stateTag, query.canonical, etag, () => {
+      bodiesBuilt.inc();
+      return listBody(nodes.index.select(query));
+    });
+    responses.inc({ verb: 'list', outcome: 'ok' });
+    await sendJson(req, res, prepared, { gzipMinBytes: options.gzipMinBytes });
+  });
+
+  router.get(`${base}/nodes/:name`, async (req: Request<{ name: string }>, res: Response) => {
+    const { name } = req.params;
+    await authorizer.authorize(identityOf(res), { verb: 'get', group: '', resource: 'nodes', name });
+    prepare(res);
+    const entry = nodes.index.get(name);
+    if (!entry) {
+      responses.inc({ verb: 'get', outcome: 'not_found' });
+      throw new HttpError(404, `nodes "${name}" not found`, { details: { name, kind: 'nodes' } });
+    }
+    // The object's resourceVersion identifies its content cluster-wide.
+    const etag = `W/"${entry.resourceVersion}"`;
+    setCacheHeaders(res, etag);
+    if (sendNotModified(req, res, etag)) {
+      responses.inc({ verb: 'get', outcome: 'not_modified' });
+      return;
+    }
+    responses.inc({ verb: 'get', outcome: 'ok' });
+    await sendJson(req, res, new PreparedBody(etag, entry.json), { gzipMinBytes: options.gzipMinBytes });
+  });
+
+  return router;
+}

@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { AccessReviewer, subjectAccessReview } from '../../src/authz/access-review.ts';
+import { createCacheMetrics } from '../../src/cluster/cache-metrics.ts';
+import { createApp } from '../../src/http/app.ts';
+import { healthRoutes } from '../../src/http/health-routes.ts';
+import { Readiness } from '../../src/http/readiness.ts';
+import { startServer } from '../../src/http/server.ts';
+import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
+import { NodeCache } from '../../src/resources/node-cache.ts';
+import { nodesRoutes, resourcesApiPath } from '../../src/resources/nodes-routes.ts';
+import { kubeTokenAuthenticator } from './kube-token-authenticator.ts';
+
+export interface NodesServer {
+  url: string;
+  /** URL of the node list, e.g. http://127.0.0.1:1234/kapis/resources.platform.io/v1alpha3/nodes */
+  nodesUrl: string;
+  cache: NodeCache;
+  registry: Registry;
+  stop(): Promise<void>;
+}
+
+export interface NodesServerOptions {
+  kubeconfigPath: string;
+  /** Talk to the kube-apiserver at this address instead of the kubeconfig's (e.g. through a proxy). */
+  server?: string;
+  platformName?: string;
+  deniedTtlMs?: number;
+  gzipMinBytes?: number;
+}
+
+/** A KubeConfig from a file, current context admin (the server's own identity), optionally re-pointed. */
+export function serverKubeConfig(kubeconfigPath: string, server?: string): KubeConfig {
+  const kc = new KubeConfig();
+  let text = readFileSync(kubeconfigPath, 'utf8');
+  if (server) text = text.replace(/server: .*/, `server: ${server}`);
+  kc.loadFromString(text);
+  kc.setCurrentContext('admin');
+  return kc;
+}
+
+/**
+ * The node API assembled as src/main.ts assembles it (real cache, real SubjectAccessReviews), with
+ * bearer authentication by the kube-apiserver's static tokens.
+ */
+export async function startNodesServer(options: NodesServerOptions): Promise<NodesServer> {
+  const kc = serverKubeConfig(options.kubeconfigPath, options.server);
+  const logger = createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
+  const registry = new Registry();
+  const readiness = new Readiness();
+  const cache = new NodeCache({
+    kubeConfig: kc,
+    logger,
+    metrics: createCacheMetrics(registry),
+    initialBackoffMs: 100,
+    maxBackoffMs: 1000,
+  });
+  readiness.register('nodes-cache', () => cache.synced);
+  const authorizer = new AccessReviewer({
+    review: subjectAccessReview(kc, 5000),
+    allowedTtlMs: 10_000,
+    deniedTtlMs: options.deniedTtlMs ?? 500,
+    staleIfErrorMs: 300_000,
+    maxEntries: 1000,
+    registry,
+    logger,
+  });
+  const platformName = options.platformName ?? 'platform';
+  const app = createApp({
+    logger,
+    requestContext: createRequestContextStore(),
+    publicRoutes: [
+      healthRoutes(readiness, { platform: platformName, version: 'test', node: process.version }),
+    ],
+    authenticate: kubeTokenAuthenticator(kc),
+    protectedRoutes: [
+      nodesRoutes({
+        platformName,
+        nodes: cache,
+        authorizer,
+        registry,
+        gzipMinBytes: options.gzipMinBytes ?? 8192,
+        memoMaxBytes: 16 * 1024 * 1024,
+      }),
+    ],
+  });
+  const running = await startServer(app, {
+    host: '127.0.0.1',
+    port: 0,
+    requestTimeoutSeconds: 30,
+    readiness,
+    logger,
+  });
+  cache.start();
+  return {
+    url: running.url,
+    nodesUrl: `${running.url}${resourcesApiPath(platformName)}/nodes`,
+    cache,
+    registry,
+    stop: async () => {
+      await cache.stop();
+      await running.shutdown(1000);
+    },
+  };
+}
