@@ -415,7 +415,10 @@ describe('node list API against the real kube-apiserver', () => {
       return res.status === 200 ? res : undefined;
     });
     assert.equal(allowed.json<ListBody>().totalItems, INITIAL + LATER);
-    assert.equal((await httpGet(`${server.nodesUrl}/${PREFIX}-0001`, bob)).status, 200);
+    // The earlier denial of get is cached briefly too (deniedTtlMs).
+    await waitFor('bob may get a node', async () =>
+      (await httpGet(`${server.nodesUrl}/${PREFIX}-0001`, bob)).status === 200 ? true : undefined,
+    );
 
     // A group binding that grants list but not get.
     await rbac.createClusterRole({
