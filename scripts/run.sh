@@ -15,6 +15,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
 fi
 
 bash test/cluster/build-binaries.sh >/dev/null
+bash test/tools/build-promtool.sh >/dev/null
 
 case "${1:-}" in
   test)

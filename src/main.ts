@@ -3,14 +3,23 @@ import { loadConfig, ConfigError, type Config } from './config/config.ts';
 import { AccessReviewer, subjectAccessReview } from './authz/access-review.ts';
 import { createCacheMetrics } from './cluster/cache-metrics.ts';
 import { loadKubeConfig } from './cluster/kube-config.ts';
+import { instrumentKubeConfig } from './cluster/kube-client-metrics.ts';
 import { FirstContact } from './cluster/first-contact.ts';
 import { createApp } from './http/app.ts';
 import { healthRoutes } from './http/health-routes.ts';
+import { metricsRoutes } from './http/metrics-routes.ts';
+import { openApiRoutes } from './http/openapi-routes.ts';
 import { Readiness } from './http/readiness.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
+import { createHttpMetrics } from './observability/http-metrics.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
+import { upstreamRequestDuration } from './observability/upstream-metrics.ts';
+import { openApiDocument } from './openapi/document.ts';
+import { healthApi } from './openapi/health-api.ts';
+import { nodesApi } from './openapi/nodes-api.ts';
+import { observabilityApi } from './openapi/observability-api.ts';
 import { NodeCache } from './resources/node-cache.ts';
 import { nodesRoutes } from './resources/nodes-routes.ts';
 import { packageVersion } from './version.ts';
@@ -42,12 +51,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     throw err;
   }
 
+  const registry = createMetricsRegistry();
+  // Before any client is made from kc: every request to the kube-apiserver is then measured.
+  instrumentKubeConfig(kc, upstreamRequestDuration(registry));
+
   const readiness = new Readiness();
   const firstContact = new FirstContact(kc, logger);
   readiness.register('kube-apiserver', () => firstContact.reached);
   firstContact.start();
 
-  const registry = createMetricsRegistry();
   const cacheMetrics = createCacheMetrics(registry);
   const nodeCache = new NodeCache({ kubeConfig: kc, logger, metrics: cacheMetrics });
   readiness.register('nodes-cache', () => nodeCache.synced);
@@ -62,15 +74,23 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     logger,
   });
 
+  const version = packageVersion();
+  // One entry per mounted route group: the document describes exactly what is wired below.
+  const apiContext = { platformName: config.platformName, version };
+  const apiDocument = openApiDocument(apiContext, [healthApi(), observabilityApi(), nodesApi(apiContext)]);
+
   const app = createApp({
     logger,
     requestContext,
+    httpMetrics: createHttpMetrics(registry),
     publicRoutes: [
       healthRoutes(readiness, {
         platform: config.platformName,
-        version: packageVersion(),
+        version,
         node: process.version,
       }),
+      metricsRoutes(registry),
+      openApiRoutes(apiDocument),
     ],
     protectedRoutes: [
       nodesRoutes({

@@ -20,3 +20,8 @@ export function identityOf(res: Response): Identity {
   if (!identity) throw new Error('identityOf() on a route without authentication');
   return identity;
 }
+
+/** The caller's identity when the request passed authentication, else undefined (logs, metrics). */
+export function identityIfAny(res: Response): Identity | undefined {
+  return res.locals['identity'] as Identity | undefined;
+}

@@ -1,7 +1,12 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
+import { identityIfAny } from '../auth/identity.ts';
+import type { HttpMetrics } from '../observability/http-metrics.ts';
 import type { Logger, RequestContextStore } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { requestIdFrom } from './request-id.ts';
+import { routeTemplate } from './route-template.ts';
+
+export { routeTemplate, setRouteTemplate } from './route-template.ts';
 
 export interface AppDependencies {
   logger: Logger;
@@ -12,13 +17,12 @@ export interface AppDependencies {
   authenticate?: RequestHandler;
   /** Routers that need an authenticated caller. */
   protectedRoutes: Router[];
+  /** Request count and latency by verb, group, version, resource, route and code. */
+  httpMetrics?: HttpMetrics;
 }
 
-/** Route template of a matched request (never the raw path), for logs and metric labels. */
-export function routeTemplate(req: express.Request): string {
-  const route = (req as { route?: { path?: unknown } }).route;
-  return route && typeof route.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
-}
+/** Longer paths are cut in the access log: a client must not be able to blow up log volume. */
+const MAX_LOGGED_PATH = 512;
 
 /** Assembles the express app: request context, access log, security headers, routes, 404 and errors. */
 export function createApp(deps: AppDependencies): Express {
@@ -32,26 +36,48 @@ export function createApp(deps: AppDependencies): Express {
     res.setHeader('X-Request-Id', requestId);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     const startedAt = process.hrtime.bigint();
+    // Taken now: mounted routers and proxies may rewrite req.url before the response closes.
+    const path = req.path;
+    const watch = req.query['watch'];
     const context = { requestId } as { requestId: string; user?: string };
     res.on('close', () => {
       const durationMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
+      const route = routeTemplate(req, res);
+      // One access line per request. Never the query string, headers or body: they may carry secrets.
       deps.logger.info('request', {
         requestId,
         method: req.method,
-        route: routeTemplate(req),
-        path: req.path,
+        route,
+        path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
         status: res.statusCode,
         durationMs: Math.round(durationMs * 1000) / 1000,
-        user: context.user,
+        user: identityIfAny(res)?.username,
         remoteAddress: req.ip,
         completed: res.writableFinished,
+      });
+      deps.httpMetrics?.observe({
+        method: req.method,
+        path,
+        watch,
+        route,
+        statusCode: res.headersSent ? res.statusCode : undefined,
+        durationSeconds: durationMs / 1000,
       });
     });
     deps.requestContext.run(context, next);
   });
 
   for (const router of deps.publicRoutes) app.use(router);
-  if (deps.authenticate) app.use(deps.authenticate);
+  if (deps.authenticate) {
+    app.use(deps.authenticate);
+    // From here on every log line of the request names the caller.
+    app.use((_req, res, next) => {
+      const context = deps.requestContext.getStore();
+      const identity = identityIfAny(res);
+      if (context && identity) context.user = identity.username;
+      next();
+    });
+  }
   for (const router of deps.protectedRoutes) app.use(router);
 
   app.use(notFoundHandler);

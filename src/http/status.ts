@@ -1,21 +1,25 @@
 /** Kubernetes `Status` objects: the error body of every Kubernetes-style path. */
 
-export type StatusReason =
-  | 'BadRequest'
-  | 'Unauthorized'
-  | 'Forbidden'
-  | 'NotFound'
-  | 'MethodNotAllowed'
-  | 'NotAcceptable'
-  | 'Conflict'
-  | 'Gone'
-  | 'RequestEntityTooLarge'
-  | 'UnsupportedMediaType'
-  | 'TooManyRequests'
-  | 'InternalError'
-  | 'ServiceUnavailable'
-  | 'Timeout'
-  | 'BadGateway';
+/** Every `reason` this server puts in a Status (the OpenAPI document lists the same set). */
+export const STATUS_REASONS = [
+  'BadRequest',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'MethodNotAllowed',
+  'NotAcceptable',
+  'Conflict',
+  'Gone',
+  'RequestEntityTooLarge',
+  'UnsupportedMediaType',
+  'TooManyRequests',
+  'InternalError',
+  'ServiceUnavailable',
+  'Timeout',
+  'BadGateway',
+] as const;
+
+export type StatusReason = (typeof STATUS_REASONS)[number];
 
 export interface StatusDetails {
   name?: string;

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import { waitFor } from '../cluster/wait-for.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { testControlPlane } from '../support/shared-cluster.ts';
+import { promtoolPath } from '../tools/promtool.ts';
+
+function promtoolCheck(promtool: string, exposition: string): { status: number | null; output: string } {
+  const result = spawnSync(promtool, ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/** Sum of the samples of `name` whose labels include every given pair. */
+function sampleSum(exposition: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
+    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) {
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+describe('GET /metrics of the real server', () => {
+  let cp: ControlPlane;
+  let server: ServerProcess;
+  let promtool: string;
+  before(async () => {
+    promtool = promtoolPath();
+    cp = await testControlPlane();
+    server = await startServerProcess({ kubeconfigPath: cp.kubeconfigPath });
+    await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
+  });
+  after(() => server?.stop());
+
+  test('promtool itself rejects a badly named metric (the check below is real)', () => {
+    const bad = '# HELP demo_total x\n# TYPE demo_total gauge\ndemo_total 1\n';
+    const result = promtoolCheck(promtool, bad);
+    assert.equal(result.status, 3, result.output);
+    assert.match(result.output, /non-counter metrics should not have "_total" suffix/);
+  });
+
+  test('the scrape passes `promtool check metrics` and counts requests by route template, never raw paths', async () => {
+    const secretish = randomBytes(16).toString('hex');
+    assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+    assert.equal((await fetch(`${server.url}/version`)).status, 200);
+    assert.equal((await fetch(`${server.url}/no/such/${secretish}?token=${secretish}`)).status, 404);
+    assert.equal((await fetch(`${server.url}/apis/${secretish}/v1/things`, { method: 'DELETE' })).status, 404);
+
+    const res = await fetch(`${server.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+
+    const check = promtoolCheck(promtool, text);
+    assert.equal(check.status, 0, `promtool check metrics failed:\n${check.output}`);
+    assert.equal(check.output.trim(), '', 'no lint findings');
+
+    const http = 'platform_apiserver_http_requests_total';
+    assert.ok(sampleSum(text, http, { verb: 'GET', route: '/healthz', code: '200', group: '' }) >= 1);
+    assert.ok(sampleSum(text, http, { verb: 'GET', route: '/version', code: '200' }) >= 1);
+    assert.ok(sampleSum(text, http, { verb: 'GET', route: 'unmatched', code: '404' }) >= 1);
+    assert.ok(sampleSum(text, http, { verb: 'DELETECOLLECTION', route: 'unmatched', code: '404' }) >= 1);
+    assert.ok(
+      sampleSum(text, 'platform_apiserver_http_request_duration_seconds_count', { route: '/healthz' }) >= 1,
+    );
+    assert.ok(!text.includes(secretish), 'no client-chosen path segment or query value in any label');
+
+    // First contact with the kube-apiserver (GET /version) went through the instrumented client.
+    assert.ok(
+      sampleSum(text, 'platform_apiserver_upstream_request_duration_seconds_count', {
+        source: 'client',
+        verb: 'GET',
+        code: '200',
+      }) >= 1,
+      'upstream request observed',
+    );
+    assert.match(text, /^process_cpu_seconds_total /m);
+    assert.match(text, /^nodejs_heap_size_used_bytes /m);
+  });
+
+  test('a scrape is counted too, under its own route', async () => {
+    await fetch(`${server.url}/metrics`);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    assert.ok(
+      sampleSum(text, 'platform_apiserver_http_requests_total', { route: '/metrics', code: '200' }) >= 1,
+    );
+  });
+});

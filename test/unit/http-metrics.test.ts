@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { createHttpMetrics, httpRequestLabels } from '../../src/observability/http-metrics.ts';
+
+describe('HTTP request metrics', () => {
+  test('labels come from the route template and closed sets', () => {
+    assert.deepEqual(
+      httpRequestLabels({
+        method: 'GET',
+        path: '/kapis/resources.platform.io/v1alpha3/nodes/worker-1',
+        watch: undefined,
+        route: '/kapis/resources.platform.io/v1alpha3/nodes/:name',
+        statusCode: 404,
+        durationSeconds: 0.002,
+      }),
+      {
+        verb: 'GET',
+        group: 'resources.platform.io',
+        version: 'v1alpha3',
+        resource: 'nodes',
+        route: '/kapis/resources.platform.io/v1alpha3/nodes/:name',
+        code: '404',
+      },
+    );
+    assert.deepEqual(
+      httpRequestLabels({
+        method: 'GET',
+        path: '/api/v1/namespaces/x/pods',
+        watch: 'true',
+        route: '/api/*path',
+        statusCode: undefined,
+        durationSeconds: 1,
+      }),
+      { verb: 'WATCH', group: '', version: '', resource: '', route: '/api/*path', code: 'aborted' },
+    );
+  });
+
+  test('series stay bounded whatever paths, methods and queries clients send', async () => {
+    const registry = new Registry();
+    const metrics = createHttpMetrics(registry);
+    const methods = ['GET', 'POST', 'DELETE', 'BREW', 'PROPFIND'];
+    for (let i = 0; i < 2000; i++) {
+      const secret = randomBytes(12).toString('hex');
+      metrics.observe({
+        method: methods[i % methods.length]!,
+        path: `/apis/${secret}/v1/${secret}/${i % 2 ? secret : ''}`,
+        watch: secret,
+        route: 'unmatched',
+        statusCode: 404,
+        durationSeconds: 0.001,
+      });
+    }
+    const text = await registry.metrics();
+    const series = text.split('\n').filter((l) => l.startsWith('platform_apiserver_http_requests_total{'));
+    // GET, LIST, POST, DELETE, DELETECOLLECTION, OTHER at most.
+    assert.ok(series.length <= 6, `${series.length} series:\n${series.join('\n')}`);
+    assert.doesNotMatch(text, /[0-9a-f]{24}/, 'no client-chosen value reaches a label');
+  });
+});
