@@ -55,7 +55,11 @@ export function parseApiPath(path: string): ApiPathInfo | undefined {
   if (watchPath) parts.shift();
   // namespaces/{ns}/{resource}… is namespace-scoped; namespaces[/{name}[/status|/finalize]] address
   // namespaces themselves (as the kube-apiserver's RequestInfo decides).
-  if (parts[0] === 'namespaces' && parts.length >= 3 && !(parts.length === 3 && NAMESPACE_SUBRESOURCES.has(parts[2]!))) {
+  if (
+    parts[0] === 'namespaces' &&
+    parts.length >= 3 &&
+    !(parts.length === 3 && NAMESPACE_SUBRESOURCES.has(parts[2]!))
+  ) {
     parts.splice(0, 2);
   }
   const resource = parts[0];

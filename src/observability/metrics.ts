@@ -22,13 +22,13 @@ const NON_CONFORMING_DEFAULTS = [
 ];
 
 /** Every metric of this project starts with this; the rest is `<subsystem>_<what>_<unit>`. */
-export const METRIC_PREFIX = 'platform_apiserver_';
+export const METRIC_PREFIX = 'platform_';
 
 /**
  * Label names that would carry unbounded values (paths, names chosen by clients) or secrets. A metric
  * declaring one of them is refused at registration, so the mistake shows up in the first test run.
  */
-const FORBIDDEN_LABELS = new Set([
+export const FORBIDDEN_LABELS: ReadonlySet<string> = new Set([
   'path',
   'url',
   'uri',
@@ -123,7 +123,12 @@ export function counter<L extends string = never>(registry: Registry, spec: Metr
   checkSpec('counter', spec);
   return (
     (existing(registry, spec, Counter) as Counter<L> | undefined) ??
-    new Counter<L>({ name: spec.name, help: spec.help, labelNames: spec.labelNames ?? [], registers: [registry] })
+    new Counter<L>({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labelNames ?? [],
+      registers: [registry],
+    })
   );
 }
 

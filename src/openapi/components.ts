@@ -40,7 +40,9 @@ export interface Operation {
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema | Reference }> };
   responses: Record<string, Response>;
 }
-export type PathItem = Partial<Record<'get' | 'put' | 'post' | 'delete' | 'patch' | 'head' | 'options', Operation>>;
+export type PathItem = Partial<
+  Record<'get' | 'put' | 'post' | 'delete' | 'patch' | 'head' | 'options', Operation>
+>;
 export type Paths = Record<string, PathItem>;
 export interface Tag {
   name: string;

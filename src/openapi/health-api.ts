@@ -18,7 +18,8 @@ export function healthApi(): ApiDescription {
         get: {
           operationId: 'getReadyz',
           tags: ['health'],
-          summary: 'Readiness: every check passes (caches synced, kube-apiserver reached) and not shutting down',
+          summary:
+            'Readiness: every check passes (caches synced, kube-apiserver reached) and not shutting down',
           security: ANONYMOUS,
           parameters: [
             {

@@ -11,9 +11,14 @@ import {
 } from './components.ts';
 
 const bearerChallenge = {
-  'WWW-Authenticate': { description: '`Bearer …` challenge.', schema: { type: 'string', pattern: '^Bearer' } },
+  'WWW-Authenticate': {
+    description: '`Bearer …` challenge.',
+    schema: { type: 'string', pattern: '^Bearer' },
+  },
 };
-const etag = { ETag: { description: 'Changes with the cache state and the query.', schema: { type: 'string' } } };
+const etag = {
+  ETag: { description: 'Changes with the cache state and the query.', schema: { type: 'string' } },
+};
 
 const ifNoneMatch: Parameter = {
   name: 'If-None-Match',
@@ -39,7 +44,11 @@ const listParameters: Parameter[] = [
     name: 'sortBy',
     in: 'query',
     description: 'Ties are broken by name, so paging is stable.',
-    schema: { type: 'string', enum: ['name', 'creationTimestamp', 'createTime'], default: 'creationTimestamp' },
+    schema: {
+      type: 'string',
+      enum: ['name', 'creationTimestamp', 'createTime'],
+      default: 'creationTimestamp',
+    },
   },
   {
     name: 'ascending',

@@ -1,8 +1,4 @@
-import {
-  jsonResponse,
-  oauthErrorResponse,
-  type ApiDescription,
-} from './components.ts';
+import { jsonResponse, oauthErrorResponse, type ApiDescription } from './components.ts';
 
 const noStore = {
   'Cache-Control': { description: 'Always `no-store`.', schema: { const: 'no-store' } },
@@ -33,7 +29,10 @@ export function oauthTokenApi(): ApiDescription {
         properties: {
           access_token: { type: 'string', description: 'JWT; send as `Authorization: Bearer <token>`.' },
           token_type: { const: 'Bearer' },
-          refresh_token: { type: 'string', description: 'JWT; single use, rotated by the refresh_token grant.' },
+          refresh_token: {
+            type: 'string',
+            description: 'JWT; single use, rotated by the refresh_token grant.',
+          },
           expires_in: { type: 'integer', minimum: 1, description: 'Access token lifetime in seconds.' },
         },
       },

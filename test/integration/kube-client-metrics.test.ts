@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { instrumentKubeConfig } from '../../src/cluster/kube-client-metrics.ts';
@@ -10,9 +10,9 @@ import { waitFor } from '../cluster/wait-for.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
 async function count(registry: Registry, labels: Record<string, string>): Promise<number> {
-  const metric = await registry.getSingleMetric('platform_apiserver_upstream_request_duration_seconds')!.get();
+  const metric = await registry.getSingleMetric('platform_upstream_request_duration_seconds')!.get();
   return metric.values
-    .filter((v) => v.metricName?.endsWith('_count'))
+    .filter((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))
     .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
     .reduce((sum, v) => sum + v.value, 0);
 }
@@ -26,17 +26,18 @@ function instrumented(cp: ControlPlane, context: string): { kc: KubeConfig; regi
   return { kc, registry };
 }
 
-describe('kube-apiserver request metrics from @kubernetes/client-node', () => {
-  let cp: ControlPlane;
-  before(async () => {
-    cp = await testControlPlane();
-  });
+// At the top level, so a private control plane (file run alone) is stopped after all tests of the file.
+const cp = await testControlPlane();
 
+describe('kube-apiserver request metrics from @kubernetes/client-node', () => {
   test('API client calls are observed by Kubernetes verb and status code', async () => {
     const { kc, registry } = instrumented(cp, 'admin');
     const core = kc.makeApiClient(CoreV1Api);
     await core.listNode();
-    await assert.rejects(core.readNode({ name: 'kcm-no-such-node' }), (e: { code?: number }) => e.code === 404);
+    await assert.rejects(
+      core.readNode({ name: 'kcm-no-such-node' }),
+      (e: { code?: number }) => e.code === 404,
+    );
     assert.equal(await count(registry, { source: 'client', verb: 'LIST', code: '200' }), 1);
     assert.equal(await count(registry, { source: 'client', verb: 'GET', code: '404' }), 1);
 
@@ -51,7 +52,12 @@ describe('kube-apiserver request metrics from @kubernetes/client-node', () => {
   test('a watch is observed when its response starts, not when it ends', async () => {
     const { kc, registry } = instrumented(cp, 'admin');
     const watch = new Watch(kc);
-    const request = await watch.watch('/api/v1/nodes', { timeoutSeconds: 60 }, () => {}, () => {});
+    const request = await watch.watch(
+      '/api/v1/nodes',
+      { timeoutSeconds: 60 },
+      () => {},
+      () => {},
+    );
     try {
       await waitFor('watch observed', async () =>
         (await count(registry, { verb: 'WATCH', code: '200' })) === 1 ? true : undefined,

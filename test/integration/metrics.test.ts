@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { ControlPlane } from '../cluster/control-plane.ts';
+import { FORBIDDEN_LABELS } from '../../src/observability/metrics.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
@@ -26,14 +27,15 @@ function sampleSum(exposition: string, name: string, labels: Record<string, stri
   return sum;
 }
 
+// At the top level, so a private control plane (file run alone) is stopped after all tests of the file.
+const cp = await testControlPlane();
+
 describe('GET /metrics of the real server', () => {
-  let cp: ControlPlane;
   let server: ServerProcess;
   let promtool: string;
   before(async () => {
     promtool = promtoolPath();
-    cp = await testControlPlane();
-    server = await startServerProcess({ kubeconfigPath: cp.kubeconfigPath });
+    server = await startServerProcess([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`]);
     await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
   });
   after(() => server?.stop());
@@ -50,7 +52,10 @@ describe('GET /metrics of the real server', () => {
     assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
     assert.equal((await fetch(`${server.url}/version`)).status, 200);
     assert.equal((await fetch(`${server.url}/no/such/${secretish}?token=${secretish}`)).status, 404);
-    assert.equal((await fetch(`${server.url}/apis/${secretish}/v1/things`, { method: 'DELETE' })).status, 404);
+    assert.equal(
+      (await fetch(`${server.url}/apis/${secretish}/v1/things`, { method: 'DELETE' })).status,
+      404,
+    );
 
     const res = await fetch(`${server.url}/metrics`);
     assert.equal(res.status, 200);
@@ -61,19 +66,17 @@ describe('GET /metrics of the real server', () => {
     assert.equal(check.status, 0, `promtool check metrics failed:\n${check.output}`);
     assert.equal(check.output.trim(), '', 'no lint findings');
 
-    const http = 'platform_apiserver_http_requests_total';
+    const http = 'platform_http_requests_total';
     assert.ok(sampleSum(text, http, { verb: 'GET', route: '/healthz', code: '200', group: '' }) >= 1);
     assert.ok(sampleSum(text, http, { verb: 'GET', route: '/version', code: '200' }) >= 1);
     assert.ok(sampleSum(text, http, { verb: 'GET', route: 'unmatched', code: '404' }) >= 1);
     assert.ok(sampleSum(text, http, { verb: 'DELETECOLLECTION', route: 'unmatched', code: '404' }) >= 1);
-    assert.ok(
-      sampleSum(text, 'platform_apiserver_http_request_duration_seconds_count', { route: '/healthz' }) >= 1,
-    );
+    assert.ok(sampleSum(text, 'platform_http_request_duration_seconds_count', { route: '/healthz' }) >= 1);
     assert.ok(!text.includes(secretish), 'no client-chosen path segment or query value in any label');
 
     // First contact with the kube-apiserver (GET /version) went through the instrumented client.
     assert.ok(
-      sampleSum(text, 'platform_apiserver_upstream_request_duration_seconds_count', {
+      sampleSum(text, 'platform_upstream_request_duration_seconds_count', {
         source: 'client',
         verb: 'GET',
         code: '200',
@@ -84,11 +87,36 @@ describe('GET /metrics of the real server', () => {
     assert.match(text, /^nodejs_heap_size_used_bytes /m);
   });
 
+  test('no label name could carry a secret or an unbounded value, whoever registered the metric', async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const labelNames = new Set(
+      [...text.matchAll(/^[a-zA-Z_:][\w:]*\{([^}]*)\}/gm)].flatMap((m) =>
+        [...m[1]!.matchAll(/(\w+)="/g)].map((l) => l[1]!),
+      ),
+    );
+    assert.ok(labelNames.has('route'), 'labels were parsed');
+    assert.deepEqual(
+      [...labelNames].filter((l) => FORBIDDEN_LABELS.has(l)),
+      [],
+    );
+  });
+
+  test("the README's metrics table lists exactly the platform_* metrics the server exports", async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const exported = [...text.matchAll(/^# TYPE (platform_\w+) /gm)].map((m) => m[1]!).sort();
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Metrics'),
+      readme.indexOf('\n## ', readme.indexOf('## Metrics') + 1),
+    );
+    const documented = [...section.matchAll(/^\| `(platform_\w+)` \|/gm)].map((m) => m[1]!).sort();
+    assert.ok(exported.length >= 3, `exported: ${exported.join(', ')}`);
+    assert.deepEqual(documented, exported, 'update the table in the README section "Metrics"');
+  });
+
   test('a scrape is counted too, under its own route', async () => {
     await fetch(`${server.url}/metrics`);
     const text = await (await fetch(`${server.url}/metrics`)).text();
-    assert.ok(
-      sampleSum(text, 'platform_apiserver_http_requests_total', { route: '/metrics', code: '200' }) >= 1,
-    );
+    assert.ok(sampleSum(text, 'platform_http_requests_total', { route: '/metrics', code: '200' }) >= 1);
   });
 });

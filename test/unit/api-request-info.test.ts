@@ -6,25 +6,46 @@ describe('API request info', () => {
   test('group, version and resource of API paths and route templates', () => {
     const cases: [string, ReturnType<typeof parseApiPath>][] = [
       ['/api/v1/nodes', { group: '', version: 'v1', resource: 'nodes', named: false, watchPath: false }],
-      ['/api/v1/nodes/n1/status', { group: '', version: 'v1', resource: 'nodes', named: true, watchPath: false }],
+      [
+        '/api/v1/nodes/n1/status',
+        { group: '', version: 'v1', resource: 'nodes', named: true, watchPath: false },
+      ],
       [
         '/apis/apps/v1/namespaces/ns/deployments/d',
         { group: 'apps', version: 'v1', resource: 'deployments', named: true, watchPath: false },
       ],
-      ['/api/v1/namespaces', { group: '', version: 'v1', resource: 'namespaces', named: false, watchPath: false }],
-      ['/api/v1/namespaces/ns', { group: '', version: 'v1', resource: 'namespaces', named: true, watchPath: false }],
+      [
+        '/api/v1/namespaces',
+        { group: '', version: 'v1', resource: 'namespaces', named: false, watchPath: false },
+      ],
+      [
+        '/api/v1/namespaces/ns',
+        { group: '', version: 'v1', resource: 'namespaces', named: true, watchPath: false },
+      ],
       [
         '/api/v1/namespaces/ns/status',
         { group: '', version: 'v1', resource: 'namespaces', named: true, watchPath: false },
       ],
-      ['/api/v1/watch/namespaces/ns/pods', { group: '', version: 'v1', resource: 'pods', named: false, watchPath: true }],
+      [
+        '/api/v1/watch/namespaces/ns/pods',
+        { group: '', version: 'v1', resource: 'pods', named: false, watchPath: true },
+      ],
       [
         '/kapis/resources.platform.io/v1alpha3/nodes/:name',
-        { group: 'resources.platform.io', version: 'v1alpha3', resource: 'nodes', named: true, watchPath: false },
+        {
+          group: 'resources.platform.io',
+          version: 'v1alpha3',
+          resource: 'nodes',
+          named: true,
+          watchPath: false,
+        },
       ],
       // Templates with variables in group/version/resource positions give no label value.
       ['/apis/*path', undefined],
-      ['/apis/:group/:version/:resource', { group: '', version: '', resource: '', named: false, watchPath: false }],
+      [
+        '/apis/:group/:version/:resource',
+        { group: '', version: '', resource: '', named: false, watchPath: false },
+      ],
       ['/api', undefined],
       ['/apis/apps', undefined],
       ['/healthz', undefined],

@@ -53,7 +53,7 @@ describe('HTTP request metrics', () => {
       });
     }
     const text = await registry.metrics();
-    const series = text.split('\n').filter((l) => l.startsWith('platform_apiserver_http_requests_total{'));
+    const series = text.split('\n').filter((l) => l.startsWith('platform_http_requests_total{'));
     // GET, LIST, POST, DELETE, DELETECOLLECTION, OTHER at most.
     assert.ok(series.length <= 6, `${series.length} series:\n${series.join('\n')}`);
     assert.doesNotMatch(text, /[0-9a-f]{24}/, 'no client-chosen value reaches a label');

@@ -13,20 +13,20 @@ describe('metric factories', () => {
   test('register on the given registry with the given labels', async () => {
     const registry = new Registry();
     const c = counter(registry, {
-      name: 'platform_apiserver_test_events_total',
+      name: 'platform_test_events_total',
       help: 'Events.',
       labelNames: ['kind'],
     });
     c.inc({ kind: 'Node' }, 2);
     const text = await registry.metrics();
-    assert.match(text, /^# TYPE platform_apiserver_test_events_total counter$/m);
-    assert.match(text, /^platform_apiserver_test_events_total\{kind="Node"\} 2$/m);
+    assert.match(text, /^# TYPE platform_test_events_total counter$/m);
+    assert.match(text, /^platform_test_events_total\{kind="Node"\} 2$/m);
   });
 
   test('return the same metric when a second module asks for it with the same shape', () => {
     const registry = new Registry();
     const spec = {
-      name: 'platform_apiserver_test_duration_seconds',
+      name: 'platform_test_duration_seconds',
       help: 'Duration.',
       labelNames: ['verb'] as const,
       buckets: [0.1, 1],
@@ -46,14 +46,14 @@ describe('metric factories', () => {
     const registry = new Registry();
     let objects = 3;
     gauge(registry, {
-      name: 'platform_apiserver_test_objects',
+      name: 'platform_test_objects',
       help: 'Objects.',
       collect: (g) => g.set(objects),
     });
     objects = 5;
-    assert.match(await registry.metrics(), /^platform_apiserver_test_objects 5$/m);
+    assert.match(await registry.metrics(), /^platform_test_objects 5$/m);
     assert.throws(
-      () => gauge(registry, { name: 'platform_apiserver_test_objects', help: 'x', collect: () => {} }),
+      () => gauge(registry, { name: 'platform_test_objects', help: 'x', collect: () => {} }),
       /registered twice/,
     );
   });
@@ -61,29 +61,26 @@ describe('metric factories', () => {
   test('refuse names and labels that break the conventions', () => {
     const registry = new Registry();
     const cases: [() => unknown, RegExp][] = [
-      [() => counter(registry, { name: 'requests_total', help: 'x' }), /start with platform_apiserver_/],
-      [() => counter(registry, { name: 'platform_apiserver_requests', help: 'x' }), /ends with _total/],
-      [() => gauge(registry, { name: 'platform_apiserver_active_total', help: 'x' }), /must not end with _total/],
+      [() => counter(registry, { name: 'requests_total', help: 'x' }), /start with platform_/],
+      [() => counter(registry, { name: 'platform_requests', help: 'x' }), /ends with _total/],
+      [() => gauge(registry, { name: 'platform_active_total', help: 'x' }), /must not end with _total/],
+      [() => histogram(registry, { name: 'platform_latency', help: 'x', buckets: [1] }), /base unit/],
       [
-        () => histogram(registry, { name: 'platform_apiserver_latency', help: 'x', buckets: [1] }),
+        () => histogram(registry, { name: 'platform_latency_milliseconds', help: 'x', buckets: [1] }),
         /base unit/,
       ],
+      [() => gauge(registry, { name: 'platform_Objects', help: 'x' }), /snake_case/],
+      [() => gauge(registry, { name: 'platform_objects', help: ' ' }), /help text/],
       [
-        () => histogram(registry, { name: 'platform_apiserver_latency_milliseconds', help: 'x', buckets: [1] }),
-        /base unit/,
-      ],
-      [() => gauge(registry, { name: 'platform_apiserver_Objects', help: 'x' }), /snake_case/],
-      [() => gauge(registry, { name: 'platform_apiserver_objects', help: ' ' }), /help text/],
-      [
-        () => counter(registry, { name: 'platform_apiserver_logins_total', help: 'x', labelNames: ['username'] }),
+        () => counter(registry, { name: 'platform_logins_total', help: 'x', labelNames: ['username'] }),
         /label username would carry unbounded values or secrets/,
       ],
       [
-        () => counter(registry, { name: 'platform_apiserver_requests_total', help: 'x', labelNames: ['path'] }),
+        () => counter(registry, { name: 'platform_requests_total', help: 'x', labelNames: ['path'] }),
         /label path/,
       ],
       [
-        () => counter(registry, { name: 'platform_apiserver_x_total', help: 'x', labelNames: ['Code'] }),
+        () => counter(registry, { name: 'platform_x_total', help: 'x', labelNames: ['Code'] }),
         /not snake_case/,
       ],
     ];

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { waitFor } from '../cluster/wait-for.ts';
+import { OpenApiConformance } from '../support/openapi-conformance.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { testControlPlane } from '../support/shared-cluster.ts';
+
+const run = promisify(execFile);
+const printRoutes = fileURLToPath(new URL('../fixtures/print-routes.ts', import.meta.url));
+
+// At the top level, so a private control plane (file run alone) is stopped after all tests of the file.
+const cp = await testControlPlane();
+const serverArgs = [`--kubernetes.kubeconfig=${cp.kubeconfigPath}`, '--platformName=acme'];
+
+describe('OpenAPI document of the real server', () => {
+  let server: ServerProcess;
+  let openapi: OpenApiConformance;
+  before(async () => {
+    server = await startServerProcess(serverArgs);
+    await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
+    // Validates the served document against the official OpenAPI 3.1 schema.
+    openapi = await OpenApiConformance.fromServer(server.url);
+  });
+  after(() => server?.stop());
+
+  test('describes exactly the routes the server has wired, no more, no fewer', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [printRoutes, '--http.host=127.0.0.1', '--http.port=0', ...serverArgs],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    const line = stdout.split('\n').find((l) => l.startsWith('ROUTES '));
+    assert.ok(line, `no ROUTES line in:\n${stdout}`);
+    const { routes } = JSON.parse(line.slice('ROUTES '.length)) as {
+      routes: { method: string; path: string }[];
+    };
+    const wired = routes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort();
+    const documented = Object.entries(openapi.document.paths)
+      .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    assert.ok(wired.includes('GET /metrics') && wired.includes('GET /openapi/v3'), wired.join('\n'));
+    assert.deepEqual(documented, wired);
+  });
+
+  test('real responses of every documented operation conform to it', async () => {
+    const url = server.url;
+    await openapi.fetch(`${url}/healthz`);
+    await openapi.fetch(`${url}/livez`);
+    const { body: ready } = await openapi.fetch(`${url}/readyz`);
+    assert.equal(ready, 'ok');
+    const { body: verbose } = await openapi.fetch(`${url}/readyz?verbose`);
+    assert.match(verbose, /readyz check passed/);
+    const { body: version } = await openapi.fetch(`${url}/version`, { headers: { 'X-Request-Id': 'oa-1' } });
+    assert.equal(JSON.parse(version).platform, 'acme');
+    await openapi.fetch(`${url}/metrics`);
+    await openapi.fetch(`${url}/openapi/v3`);
+
+    const everyOperation = Object.values(openapi.document.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
+    const seenOperations = new Set([...openapi.seen].map((s) => s.split(' ')[0]));
+    assert.deepEqual(
+      everyOperation.filter((id) => !seenOperations.has(id)),
+      [],
+      'add a real request for each documented operation to this test',
+    );
+  });
+
+  test('unknown paths and methods get a 404 Status that conforms', async () => {
+    const { res } = await openapi.fetch(`${server.url}/no/such/path`);
+    assert.equal(res.status, 404);
+    const { res: wrongMethod } = await openapi.fetch(`${server.url}/healthz`, { method: 'DELETE' });
+    assert.equal(wrongMethod.status, 404);
+    const { res: kapis } = await openapi.fetch(`${server.url}/kapis/resources.acme.io/v1alpha3/nothing`);
+    assert.ok([401, 404].includes(kapis.status));
+  });
+});

@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { STATUS_REASONS, statusFor } from '../../src/http/status.ts';
+import type { ApiContext } from '../../src/openapi/components.ts';
+import { openApiDocument } from '../../src/openapi/document.ts';
+import { healthApi } from '../../src/openapi/health-api.ts';
+import { nodesApi } from '../../src/openapi/nodes-api.ts';
+import { oauthTokenApi } from '../../src/openapi/oauth-api.ts';
+import { observabilityApi } from '../../src/openapi/observability-api.ts';
+import { OpenApiConformance, type ObservedResponse } from '../support/openapi-conformance.ts';
+
+const ctx: ApiContext = { platformName: 'acme', version: '1.2.3' };
+const allGroups = () => [healthApi(), observabilityApi(), oauthTokenApi(), nodesApi(ctx)];
+
+const status404 = JSON.stringify(statusFor(404, 'nodes "x" not found'));
+const headers = (contentType: string, extra: Record<string, string> = {}) =>
+  new Headers({ 'content-type': contentType, 'x-request-id': 'req-1', ...extra });
+const json = (status: number, method: string, path: string, body: unknown, extra = {}): ObservedResponse => ({
+  method,
+  path,
+  status,
+  headers: headers('application/json; charset=utf-8', extra),
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+const nodesPath = '/kapis/resources.acme.io/v1alpha3/nodes';
+const node = (overrides: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: {
+    name: 'n1',
+    selfLink: '/api/v1/nodes/n1',
+    uid: '4b0c5f7e-3c2a-4b8e-9d1f-0a1b2c3d4e5f',
+    resourceVersion: '42',
+    creationTimestamp: '2024-05-01T10:00:00Z',
+    labels: { 'node-role.kubernetes.io/worker': '' },
+    ...overrides,
+  },
+  spec: {},
+  status: {},
+});
+
+describe('OpenAPI document', () => {
+  test('with every route group it is valid OpenAPI 3.1 (official schema, JSON Schema 2020-12 dialect)', async () => {
+    const doc = openApiDocument(ctx, allGroups());
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.version, '1.2.3');
+    await OpenApiConformance.create(doc);
+    assert.ok(doc.paths[nodesPath], 'the group domain follows the platform name');
+    assert.ok(doc.paths[`${nodesPath}/{name}`]);
+  });
+
+  test('the validator rejects a broken document (the check above is real)', async () => {
+    const doc = openApiDocument(ctx, [healthApi()]);
+    const broken = structuredClone(doc) as unknown as { paths: Record<string, Record<string, unknown>> };
+    broken.paths['/healthz']!['get'] = { operationId: 'x', responses: 'none' };
+    await assert.rejects(
+      OpenApiConformance.create(broken as unknown as typeof doc),
+      /the OpenAPI document is invalid/,
+    );
+  });
+
+  test('operation ids are unique', () => {
+    const ids = Object.values(openApiDocument(ctx, allGroups()).paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  test('two groups describing one path is a wiring error', () => {
+    assert.throws(() => openApiDocument(ctx, [healthApi(), healthApi()]), /path \/healthz described twice/);
+  });
+
+  test('the Status schema lists every reason the error mapper can produce', () => {
+    for (let code = 400; code < 600; code++) {
+      assert.ok(STATUS_REASONS.includes(statusFor(code, 'x').reason), `code ${code}`);
+    }
+  });
+
+  test('the checker accepts conforming responses and names each departure', async () => {
+    const check = await OpenApiConformance.create(openApiDocument(ctx, allGroups()));
+    const ok: ObservedResponse[] = [
+      {
+        method: 'GET',
+        path: '/healthz',
+        status: 200,
+        headers: headers('text/plain; charset=utf-8'),
+        body: 'ok',
+      },
+      json(200, 'GET', '/version', { platform: 'acme', version: '1.2.3', node: 'v24.1.0' }),
+      json(200, 'GET', nodesPath, { items: [node()], totalItems: 7 }, { etag: 'W/"1"' }),
+      json(404, 'GET', `${nodesPath}/x`, status404),
+      {
+        method: 'GET',
+        path: `${nodesPath}/n1`,
+        status: 304,
+        headers: headers('', { etag: '"1"' }),
+        body: '',
+      },
+      json(
+        401,
+        'POST',
+        '/oauth/token',
+        { error: 'invalid_client' },
+        { 'www-authenticate': 'Basic realm="x"' },
+      ),
+      json(404, 'GET', '/no/such/thing', status404),
+      json(404, 'DELETE', '/healthz', status404),
+    ];
+    for (const r of ok) assert.deepEqual(check.problems(r), [], `${r.method} ${r.path}`);
+
+    const bad: [ObservedResponse, RegExp][] = [
+      [json(200, 'GET', '/version', { platform: 'acme' }), /body must have required property 'version'/],
+      [
+        { method: 'GET', path: '/healthz', status: 200, headers: headers('text/plain'), body: 'fine' },
+        /body must be equal to constant/,
+      ],
+      [
+        { method: 'GET', path: '/healthz', status: 418, headers: headers('text/plain'), body: 'ok' },
+        /status not documented for getHealthz/,
+      ],
+      [json(200, 'GET', '/healthz', '"ok"'), /content type application\/json not documented/],
+      [
+        json(200, 'GET', nodesPath, { items: [node({ managedFields: [] })], totalItems: 1 }),
+        /body\/items\/0\/metadata must NOT be valid/,
+      ],
+      [json(200, 'GET', nodesPath, { items: [] }), /must have required property 'totalItems'/],
+      [
+        json(400, 'POST', '/oauth/token', { error: 'bogus' }),
+        /body\/error must be equal to one of the allowed values/,
+      ],
+      [
+        json(404, 'GET', `${nodesPath}/x`, { message: 'not found' }),
+        /body must have required property 'kind'/,
+      ],
+      [json(404, 'GET', '/nowhere', 'Not Found'), /body is not JSON/],
+      [json(200, 'GET', '/nowhere', {}), /no operation in the document, and not a 404/],
+      [
+        json(
+          200,
+          'GET',
+          '/version',
+          { platform: 'a', version: 'b', node: 'v1' },
+          { 'x-request-id': 'has space' },
+        ),
+        /header X-Request-Id/,
+      ],
+    ];
+    for (const [r, expected] of bad) {
+      const problems = check.problems(r);
+      assert.ok(
+        problems.some((p) => expected.test(p)),
+        `${r.method} ${r.path} ${r.status}: expected ${expected}, got ${JSON.stringify(problems)}`,
+      );
+    }
+  });
+});
