@@ -158,6 +158,7 @@ export const SCHEMAS: Record<string, Schema> = {
           'unsupported_grant_type',
           'invalid_scope',
           'unsupported_token_type',
+          'invalid_token',
           'server_error',
           'temporarily_unavailable',
         ],
