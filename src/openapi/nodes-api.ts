@@ -16,34 +16,59 @@ const bearerChallenge = {
     schema: { type: 'string', pattern: '^Bearer' },
   },
 };
-const etag = {
-  ETag: { description: 'Changes with the cache state and the query.', schema: { type: 'string' } },
+const retryAfter = {
+  'Retry-After': { description: 'Seconds.', schema: { type: 'string', pattern: '^\\d+$' } },
+};
+
+/** Headers of every 200 and 304 of the node API. */
+const cacheHeaders = {
+  ETag: {
+    description:
+      'Weak. List: from the cache state and the canonical query; one node: `W/"<resourceVersion>"`.',
+    required: true,
+    schema: { type: 'string', pattern: '^W/"[^"]+"$' },
+  },
+  'Cache-Control': { required: true, schema: { const: 'private, no-cache' } },
+  Vary: { schema: { const: 'Accept-Encoding' } },
+  'X-Cache-Stale-Seconds': {
+    description:
+      'Only while the cache has no open watch on the kube-apiserver: the data is the last known state, at most this many seconds old.',
+    schema: { type: 'string', pattern: '^\\d+(\\.\\d+)?$' },
+  },
+};
+const okHeaders = {
+  ...cacheHeaders,
+  'Content-Encoding': {
+    description: '`gzip` when the client accepts it and the body is at least `resources.gzipMinBytes`.',
+    schema: { const: 'gzip' },
+  },
 };
 
 const ifNoneMatch: Parameter = {
   name: 'If-None-Match',
   in: 'header',
-  description: 'An ETag from an earlier answer: 304 when nothing changed.',
+  description: 'An ETag from an earlier answer: 304 without a body when nothing changed.',
   schema: { type: 'string' },
 };
 
+/** Every known parameter may be given once; a malformed value is a 400 naming it. Unknown ones are ignored. */
 const listParameters: Parameter[] = [
   {
     name: 'page',
     in: 'query',
-    description: '1-based page number.',
+    description: '1-based page number; ignored without `limit`.',
     schema: { type: 'integer', minimum: 1, default: 1 },
   },
   {
     name: 'limit',
     in: 'query',
-    description: 'Page size; default: all.',
-    schema: { type: 'integer', minimum: 1 },
+    description: 'Page size; default and `-1`: all items. `0` and other negatives are rejected.',
+    schema: { type: 'integer', minimum: -1, not: { const: 0 } },
   },
   {
     name: 'sortBy',
     in: 'query',
-    description: 'Ties are broken by name, so paging is stable.',
+    description: '`createTime` is `creationTimestamp`. Ties are broken by name, so paging is stable.',
     schema: {
       type: 'string',
       enum: ['name', 'creationTimestamp', 'createTime'],
@@ -53,19 +78,29 @@ const listParameters: Parameter[] = [
   {
     name: 'ascending',
     in: 'query',
-    schema: { type: 'boolean', default: false },
+    description: 'The spellings Go’s strconv.ParseBool accepts.',
+    schema: {
+      type: 'string',
+      enum: ['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False'],
+      default: 'false',
+    },
   },
-  { name: 'name', in: 'query', description: 'Substring of the node name.', schema: { type: 'string' } },
+  {
+    name: 'name',
+    in: 'query',
+    description: 'Case-sensitive substring of the node name.',
+    schema: { type: 'string' },
+  },
   {
     name: 'labelSelector',
     in: 'query',
-    description: 'Kubernetes label selector (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`).',
+    description: 'Kubernetes label selector (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`, `>`, `<`).',
     schema: { type: 'string' },
   },
   {
     name: 'status',
     in: 'query',
-    description: 'Node state, as defined in the README.',
+    description: 'Node state, defined in docs/nodes-api.md.',
     schema: { type: 'string', enum: ['running', 'warning', 'unschedulable'] },
   },
   ifNoneMatch,
@@ -79,8 +114,15 @@ export function nodesApi(ctx: ApiContext): ApiDescription {
   const common = {
     '401': statusResponse('No or invalid bearer token.', bearerChallenge),
     '403': statusResponse('Kubernetes RBAC does not allow the caller to list/get nodes.'),
+    '503': statusResponse(
+      'The node cache has not synced yet, or authorization cannot be decided (kube-apiserver unreachable, no recent answer).',
+      retryAfter,
+    ),
     default: DEFAULT_STATUS_RESPONSE,
   };
+  const notModified = response('Unchanged since the ETag in If-None-Match; no body.', {
+    headers: cacheHeaders,
+  });
   return {
     tags: [{ name: 'resources', description: 'Cluster resources served from watch-backed caches.' }],
     schemas: {
@@ -131,9 +173,11 @@ export function nodesApi(ctx: ApiContext): ApiDescription {
           security: BEARER,
           parameters: listParameters,
           responses: {
-            '200': jsonResponse('A page of nodes.', schemaRef('NodeList'), etag),
-            '304': response('Unchanged since the ETag in If-None-Match.', { headers: etag }),
-            '400': statusResponse('A known parameter has a malformed value; the message names it.'),
+            '200': jsonResponse('A page of nodes.', schemaRef('NodeList'), okHeaders),
+            '304': notModified,
+            '400': statusResponse(
+              'A known parameter is malformed or repeated; the message and `details.causes[0].field` name it.',
+            ),
             ...common,
           },
         },
@@ -146,9 +190,11 @@ export function nodesApi(ctx: ApiContext): ApiDescription {
           security: BEARER,
           parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }, ifNoneMatch],
           responses: {
-            '200': jsonResponse('The node.', schemaRef('Node'), etag),
-            '304': response('Unchanged since the ETag in If-None-Match.', { headers: etag }),
-            '404': statusResponse('No such node.'),
+            '200': jsonResponse('The node.', schemaRef('Node'), okHeaders),
+            '304': notModified,
+            '404': statusResponse(
+              'No such node: `nodes "<name>" not found`, `details: {name, kind: "nodes"}`.',
+            ),
             ...common,
           },
         },

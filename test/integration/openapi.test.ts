@@ -59,6 +59,9 @@ describe('OpenAPI document of the real server', () => {
     assert.equal(JSON.parse(version).platform, 'acme');
     await openapi.fetch(`${url}/metrics`);
     await openapi.fetch(`${url}/openapi/v3`);
+    const nodes = `${url}/kapis/resources.acme.io/v1alpha3/nodes`;
+    await openapi.fetch(`${nodes}?limit=2&sortBy=name`);
+    await openapi.fetch(`${nodes}/no-such-node`);
 
     const everyOperation = Object.values(openapi.document.paths).flatMap((item) =>
       Object.values(item).map((op) => op.operationId),

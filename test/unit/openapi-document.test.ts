@@ -23,6 +23,7 @@ const json = (status: number, method: string, path: string, body: unknown, extra
   body: typeof body === 'string' ? body : JSON.stringify(body),
 });
 const nodesPath = '/kapis/resources.acme.io/v1alpha3/nodes';
+const cached = { etag: 'W/"1"', 'cache-control': 'private, no-cache' };
 const node = (overrides: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'Node',
@@ -87,13 +88,13 @@ describe('OpenAPI document', () => {
         body: 'ok',
       },
       json(200, 'GET', '/version', { platform: 'acme', version: '1.2.3', node: 'v24.1.0' }),
-      json(200, 'GET', nodesPath, { items: [node()], totalItems: 7 }, { etag: 'W/"1"' }),
+      json(200, 'GET', nodesPath, { items: [node()], totalItems: 7 }, cached),
       json(404, 'GET', `${nodesPath}/x`, status404),
       {
         method: 'GET',
         path: `${nodesPath}/n1`,
         status: 304,
-        headers: headers('', { etag: '"1"' }),
+        headers: headers('', cached),
         body: '',
       },
       json(
@@ -120,10 +121,11 @@ describe('OpenAPI document', () => {
       ],
       [json(200, 'GET', '/healthz', '"ok"'), /content type application\/json not documented/],
       [
-        json(200, 'GET', nodesPath, { items: [node({ managedFields: [] })], totalItems: 1 }),
+        json(200, 'GET', nodesPath, { items: [node({ managedFields: [] })], totalItems: 1 }, cached),
         /body\/items\/0\/metadata must NOT be valid/,
       ],
-      [json(200, 'GET', nodesPath, { items: [] }), /must have required property 'totalItems'/],
+      [json(200, 'GET', nodesPath, { items: [] }, cached), /must have required property 'totalItems'/],
+      [json(200, 'GET', nodesPath, { items: [], totalItems: 0 }), /required header ETag missing/],
       [
         json(400, 'POST', '/oauth/token', { error: 'bogus' }),
         /body\/error must be equal to one of the allowed values/,
