@@ -6,12 +6,14 @@ export interface ControlPlaneBinaries {
   etcd: string;
   kubectl: string;
   kubeVersion: string;
+  /** helm v3, for the chart tests. */
+  helm: string;
 }
 
 const script = fileURLToPath(new URL('./build-binaries.sh', import.meta.url));
 
 /**
- * Paths of the pinned kube-apiserver, etcd and kubectl, building them from the Go module proxy if
+ * Paths of the pinned kube-apiserver, etcd, kubectl and helm, building them from the Go module proxy if
  * they are not cached yet. Throws (never skips) when Go is missing or a build fails.
  */
 export function controlPlaneBinaries(): ControlPlaneBinaries {
@@ -32,8 +34,14 @@ export function controlPlaneBinaries(): ControlPlaneBinaries {
       .split('\n')
       .map((line) => line.split('=') as [string, string]),
   );
-  const { KUBE_APISERVER, ETCD, KUBECTL, KUBE_VERSION } = paths;
-  if (!KUBE_APISERVER || !ETCD || !KUBECTL || !KUBE_VERSION)
+  const { KUBE_APISERVER, ETCD, KUBECTL, KUBE_VERSION, HELM } = paths;
+  if (!KUBE_APISERVER || !ETCD || !KUBECTL || !KUBE_VERSION || !HELM)
     throw new Error(`unexpected output of ${script}: ${out}`);
-  return { kubeApiserver: KUBE_APISERVER, etcd: ETCD, kubectl: KUBECTL, kubeVersion: KUBE_VERSION };
+  return {
+    kubeApiserver: KUBE_APISERVER,
+    etcd: ETCD,
+    kubectl: KUBECTL,
+    kubeVersion: KUBE_VERSION,
+    helm: HELM,
+  };
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from the Go module proxy into a cache keyed by version.
+# Builds kube-apiserver, kubectl, etcd and helm from the Go module proxy into a cache keyed by version.
 # Only builds what is missing. Fails loudly (non-zero) when Go is missing or a build fails.
 #
 #   test/cluster/build-binaries.sh            build if missing, print the bin dir
@@ -20,22 +20,23 @@ log() { printf '[build-binaries] %s\n' "$*" >&2; }
 kube_apiserver="$bin_dir/kube-apiserver-$KUBE_VERSION"
 kubectl="$bin_dir/kubectl-$KUBE_VERSION"
 etcd="$bin_dir/etcd-$ETCD_VERSION"
+helm="$bin_dir/helm-$HELM_VERSION"
 
 print_result() {
   if [ "${1:-}" = "--print-paths" ]; then
-    printf 'KUBE_APISERVER=%s\nETCD=%s\nKUBECTL=%s\nKUBE_VERSION=%s\n' "$kube_apiserver" "$etcd" "$kubectl" "$KUBE_VERSION"
+    printf 'KUBE_APISERVER=%s\nETCD=%s\nKUBECTL=%s\nKUBE_VERSION=%s\nHELM=%s\n' "$kube_apiserver" "$etcd" "$kubectl" "$KUBE_VERSION" "$helm"
   else
     echo "$bin_dir"
   fi
 }
 
-if [ "${1:-}" != "--regen" ] && [ -x "$kube_apiserver" ] && [ -x "$kubectl" ] && [ -x "$etcd" ]; then
+if [ "${1:-}" != "--regen" ] && [ -x "$kube_apiserver" ] && [ -x "$kubectl" ] && [ -x "$etcd" ] && [ -x "$helm" ]; then
   print_result "${1:-}"
   exit 0
 fi
 
 if ! command -v go >/dev/null 2>&1; then
-  log "ERROR: Go is not installed or not on PATH; it is needed to build kube-apiserver and etcd for the tests."
+  log "ERROR: Go is not installed or not on PATH; it is needed to build kube-apiserver, etcd and helm for the tests."
   exit 2
 fi
 
@@ -91,4 +92,11 @@ kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$here/kube" "$kube_ldflags" "$KUBE_VERSION" >/dev/null
 build kubectl k8s.io/kubernetes/cmd/kubectl "$here/kube" "$kube_ldflags" "$KUBE_VERSION" >/dev/null
 build etcd go.etcd.io/etcd/server/v3 "$here/etcd" "-s -w" "$ETCD_VERSION" >/dev/null
+if ! grep -q "helm.sh/helm/v3 $HELM_VERSION" "$here/helm/go.mod" 2>/dev/null; then
+  log "pinning helm.sh/helm/v3 $HELM_VERSION in $here/helm/go.mod"
+  (cd "$here/helm" && go get "helm.sh/helm/v3@$HELM_VERSION" && go mod tidy)
+fi
+# helm.sh/helm/v3 has no replace directives: its wrapper module only pins it (go.mod/go.sum).
+helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+build helm helm.sh/helm/v3/cmd/helm "$here/helm" "$helm_ldflags" "$HELM_VERSION" >/dev/null
 print_result "${1:-}"
