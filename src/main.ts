@@ -102,6 +102,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         memoMaxBytes: config.resources.responseMemoMegabytes * 1024 * 1024,
       }),
     ],
+    trustedProxies: config.http.trustedProxies,
   });
   const running = await startServer(app, {
     host: config.http.host,

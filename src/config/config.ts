@@ -1,4 +1,5 @@
 import { parse as parseYaml } from 'yaml';
+import { ipRangeError } from './ip-ranges.ts';
 
 /**
  * The server's one typed configuration object.
@@ -14,6 +15,11 @@ export interface Config {
     shutdownGraceSeconds: number;
     /** Upper bound on request header/body arrival, protects against slow clients. */
     requestTimeoutSeconds: number;
+    /**
+     * Addresses/CIDR ranges of reverse proxies (the Ingress controller) whose X-Forwarded-For is
+     * believed. Empty: no proxy is trusted, the client address is the TCP peer.
+     */
+    trustedProxies: string[];
   };
   log: {
     level: LogLevel;
@@ -58,10 +64,12 @@ export class ConfigError extends Error {
 type FieldKind =
   | { type: 'string'; pattern?: RegExp; patternHint?: string; allowEmpty?: boolean }
   | { type: 'int'; min: number; max: number }
-  | { type: 'enum'; values: readonly string[] };
+  | { type: 'enum'; values: readonly string[] }
+  /** A YAML sequence of strings, or one comma-separated string (env, flags). */
+  | { type: 'list'; itemError: (item: string) => string | undefined };
 
 /** Every configuration key, its kind and its default. The dotted key is also the flag name. */
-const FIELDS: Record<string, { kind: FieldKind; default: string | number }> = {
+const FIELDS: Record<string, { kind: FieldKind; default: string | number | readonly string[] }> = {
   platformName: {
     kind: {
       type: 'string',
@@ -74,6 +82,7 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number }> = {
   'http.port': { kind: { type: 'int', min: 0, max: 65535 }, default: 9090 },
   'http.shutdownGraceSeconds': { kind: { type: 'int', min: 0, max: 3600 }, default: 30 },
   'http.requestTimeoutSeconds': { kind: { type: 'int', min: 1, max: 3600 }, default: 60 },
+  'http.trustedProxies': { kind: { type: 'list', itemError: ipRangeError }, default: [] },
   'log.level': { kind: { type: 'enum', values: LOG_LEVELS }, default: 'info' },
   'kubernetes.kubeconfig': { kind: { type: 'string', allowEmpty: true }, default: '' },
   'kubernetes.context': { kind: { type: 'string', allowEmpty: true }, default: '' },
@@ -138,6 +147,7 @@ export function loadConfig(sources: ConfigSources): Config {
       port: value('http.port') as number,
       shutdownGraceSeconds: value('http.shutdownGraceSeconds') as number,
       requestTimeoutSeconds: value('http.requestTimeoutSeconds') as number,
+      trustedProxies: value('http.trustedProxies') as string[],
     },
     log: { level: value('log.level') as LogLevel },
     kubernetes: {
@@ -213,7 +223,7 @@ function flattenFile(path: string, readFile: (p: string) => string): Map<string,
   return out;
 }
 
-function coerce(key: string, kind: FieldKind, value: unknown): string | number {
+function coerce(key: string, kind: FieldKind, value: unknown): string | number | string[] {
   switch (kind.type) {
     case 'string': {
       if (typeof value !== 'string') throw new ConfigError(key, `expected a string, got ${describe(value)}`);
@@ -243,6 +253,21 @@ function coerce(key: string, kind: FieldKind, value: unknown): string | number {
         throw new ConfigError(key, `expected one of ${kind.values.join(', ')}, got ${describe(value)}`);
       }
       return value;
+    }
+    case 'list': {
+      const items =
+        typeof value === 'string'
+          ? value.split(',')
+          : Array.isArray(value) && value.every((v) => typeof v === 'string')
+            ? value
+            : undefined;
+      if (!items) throw new ConfigError(key, `expected a list of strings, got ${describe(value)}`);
+      const trimmed = items.map((item) => item.trim()).filter((item) => item !== '');
+      for (const item of trimmed) {
+        const problem = kind.itemError(item);
+        if (problem) throw new ConfigError(key, problem);
+      }
+      return trimmed;
     }
   }
 }

@@ -19,6 +19,12 @@ export interface AppDependencies {
   protectedRoutes: Router[];
   /** Request count and latency by verb, group, version, resource, route and code. */
   httpMetrics?: HttpMetrics;
+  /**
+   * Addresses/CIDR ranges (validated by the config) of reverse proxies whose X-Forwarded-For
+   * names the client. Empty or absent: `req.ip` is always the TCP peer, so a client cannot
+   * claim another address by sending the header itself.
+   */
+  trustedProxies?: readonly string[];
 }
 
 /** Longer paths are cut in the access log: a client must not be able to blow up log volume. */
@@ -30,6 +36,10 @@ export function createApp(deps: AppDependencies): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Express walks X-Forwarded-For from the right, skipping trusted hops: req.ip is the first
+  // address that did not come from a trusted proxy.
+  const trustedProxies = deps.trustedProxies ?? [];
+  app.set('trust proxy', trustedProxies.length > 0 ? [...trustedProxies] : false);
 
   app.use((req, res, next) => {
     const requestId = requestIdFrom(req.headers['x-request-id']);
