@@ -1,0 +1,77 @@
+{{/* Chart name, overridable. */}}
+{{- define "platform-apiserver.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Base name of every object. The release name itself, so the Service — and with it the in-cluster URL
+http://<release>.<namespace>.svc — is named after the release.
+*/}}
+{{- define "platform-apiserver.fullname" -}}
+{{- default .Release.Name .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "platform-apiserver.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "platform-apiserver.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "platform-apiserver.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "platform-apiserver.labels" -}}
+helm.sh/chart: {{ include "platform-apiserver.chart" . }}
+{{ include "platform-apiserver.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/component: apiserver
+app.kubernetes.io/part-of: {{ .Values.config.platformName | default "platform" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "platform-apiserver.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "platform-apiserver.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Cluster-scoped objects carry the namespace too: two releases of the same name must not collide. */}}
+{{- define "platform-apiserver.clusterRoleName" -}}
+{{- printf "%s-%s" (include "platform-apiserver.fullname" .) .Release.Namespace }}
+{{- end }}
+
+{{- define "platform-apiserver.signingKeysSecret" -}}
+{{- default (printf "%s-signing-keys" (include "platform-apiserver.fullname" .)) .Values.signingKeys.existingSecret }}
+{{- end }}
+
+{{- define "platform-apiserver.adminSecret" -}}
+{{- default (printf "%s-admin" (include "platform-apiserver.fullname" .)) .Values.admin.existingSecret }}
+{{- end }}
+
+{{- define "platform-apiserver.adminPasswordKey" -}}
+{{- if .Values.admin.existingSecret }}{{ .Values.admin.passwordKey }}{{ else }}password{{ end }}
+{{- end }}
+
+{{/* {base_url}: the explicit value, else the first Ingress host (https when it has TLS), else empty. */}}
+{{- define "platform-apiserver.externalBaseUrl" -}}
+{{- if .Values.externalBaseUrl }}
+{{- .Values.externalBaseUrl | trimSuffix "/" }}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts }}
+{{- $host := (first .Values.ingress.hosts).host }}
+{{- $tls := false }}
+{{- range .Values.ingress.tls }}{{ if has $host .hosts }}{{ $tls = true }}{{ end }}{{ end }}
+{{- printf "%s://%s" (ternary "https" "http" $tls) $host }}
+{{- end }}
+{{- end }}
+
+{{/* The server's config file: the user's `config` with the chart-owned keys set. */}}
+{{- define "platform-apiserver.config" -}}
+{{- $config := deepCopy .Values.config }}
+{{- $http := get $config "http" | default dict }}
+{{- $_ := set $http "host" "0.0.0.0" }}
+{{- $_ := set $http "port" (int .Values.containerPort) }}
+{{- $_ := set $config "http" $http }}
+{{- toYaml $config }}
+{{- end }}

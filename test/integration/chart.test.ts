@@ -1,0 +1,397 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { loadConfig } from '../../src/config/config.ts';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import {
+  allFeaturesValues,
+  ChartTools,
+  chartDir,
+  findObject,
+  parseObjects,
+  type RenderedObject,
+} from '../support/chart-tools.ts';
+import { testControlPlane } from '../support/shared-cluster.ts';
+
+const serviceMonitorCrd = fileURLToPath(new URL('../fixtures/servicemonitor-crd.yaml', import.meta.url));
+
+type Container = {
+  name: string;
+  args: string[];
+  ports: { name: string; containerPort: number }[];
+  livenessProbe: { httpGet: { path: string; port: string } };
+  readinessProbe: { httpGet: { path: string; port: string } };
+  resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext: Record<string, unknown>;
+  volumeMounts: { name: string; mountPath: string }[];
+};
+type PodSpec = {
+  serviceAccountName: string;
+  securityContext: Record<string, unknown>;
+  containers: Container[];
+  volumes: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
+  topologySpreadConstraints: { topologyKey: string; maxSkew: number }[];
+};
+type DeploymentSpec = {
+  replicas: number;
+  strategy: { type: string; rollingUpdate: { maxUnavailable: number; maxSurge: number } };
+  template: { metadata: { annotations: Record<string, string> }; spec: PodSpec };
+};
+
+const spec = <T>(o: RenderedObject) => o['spec'] as T;
+const kinds = (objects: RenderedObject[]) => objects.map((o) => o.kind).sort();
+
+/** The server's config file as rendered into the ConfigMap, loaded by the server's own loader. */
+function loadRenderedConfig(objects: RenderedObject[]) {
+  const configMap = findObject(objects, 'ConfigMap');
+  const text = (configMap['data'] as Record<string, string>)['config.yaml']!;
+  return loadConfig({ argv: ['--config=/config.yaml'], env: {}, readFile: () => text });
+}
+
+/** Applies a rendered stream with a server-side dry run: the kube-apiserver's full validation and admission. */
+async function dryRunApply(tools: ChartTools, rendered: string, namespace: string): Promise<string[]> {
+  const out = await tools.kubectl(['apply', '--dry-run=server', `--namespace=${namespace}`], {
+    input: rendered,
+  });
+  return out.trim().split('\n');
+}
+
+// One control plane for both suites (a private one, stopped at the end, when this file runs alone).
+const cp: ControlPlane = await testControlPlane();
+
+describe('helm chart: lint, render, server-side dry run', () => {
+  let tools: ChartTools;
+  let namespace: string;
+
+  before(async () => {
+    tools = new ChartTools(cp);
+    namespace = await tools.createNamespace('chart-render');
+  });
+  after(async () => {
+    await tools.deleteNamespace(namespace);
+    tools.cleanup();
+  });
+
+  test('helm lint --strict passes with default values and with every optional feature on', async () => {
+    for (const args of [[], ['-f', allFeaturesValues]]) {
+      const out = await tools.helm(['lint', '--strict', chartDir, ...args]);
+      assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    }
+  });
+
+  test('default values: hardened Deployment, ClusterIP Service, and the kube-apiserver accepts every object', async () => {
+    const rendered = await tools.template('platform', namespace);
+    const objects = parseObjects(rendered);
+    assert.deepEqual(kinds(objects), [
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ConfigMap',
+      'Deployment',
+      'PodDisruptionBudget',
+      'Secret',
+      'Secret',
+      'Service',
+      'ServiceAccount',
+    ]);
+
+    for (const o of objects) {
+      const labels = o.metadata.labels ?? {};
+      for (const key of ['name', 'instance', 'version', 'component', 'managed-by']) {
+        assert.ok(
+          labels[`app.kubernetes.io/${key}`],
+          `${o.kind} ${o.metadata.name} lacks app.kubernetes.io/${key}`,
+        );
+      }
+      assert.equal(labels['app.kubernetes.io/instance'], 'platform');
+    }
+
+    const deployment = spec<DeploymentSpec>(findObject(objects, 'Deployment'));
+    assert.equal(deployment.replicas, 2);
+    assert.deepEqual(deployment.strategy, {
+      type: 'RollingUpdate',
+      rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+    });
+    const pod = deployment.template.spec;
+    assert.equal(pod.serviceAccountName, 'platform');
+    assert.equal(pod.securityContext['runAsNonRoot'], true);
+    assert.deepEqual(pod.securityContext['seccompProfile'], { type: 'RuntimeDefault' });
+    assert.deepEqual(
+      pod.topologySpreadConstraints.map((c) => [c.topologyKey, c.maxSkew]),
+      [['kubernetes.io/hostname', 1]],
+    );
+    const [container] = pod.containers;
+    assert.ok(container);
+    assert.deepEqual(container.args, ['--config=/etc/platform-apiserver/config.yaml']);
+    assert.deepEqual(container.ports, [{ name: 'http', containerPort: 9090, protocol: 'TCP' }]);
+    assert.deepEqual(container.livenessProbe.httpGet, { path: '/livez', port: 'http' });
+    assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'http' });
+    assert.ok(container.resources.requests?.['cpu'] && container.resources.limits?.['memory']);
+    assert.equal(container.securityContext['allowPrivilegeEscalation'], false);
+    assert.equal(container.securityContext['readOnlyRootFilesystem'], true);
+    assert.equal(container.securityContext['runAsNonRoot'], true);
+    assert.deepEqual(container.securityContext['capabilities'], { drop: ['ALL'] });
+    assert.deepEqual(container.securityContext['seccompProfile'], { type: 'RuntimeDefault' });
+    assert.deepEqual(
+      pod.volumes.filter((v) => v.secret).map((v) => v.secret!.secretName),
+      ['platform-signing-keys', 'platform-admin'],
+    );
+
+    // In-cluster URL http://<release>.<namespace>.svc: the Service is named after the release, port 80.
+    const service = findObject(objects, 'Service', 'platform');
+    assert.deepEqual(spec<Record<string, unknown>>(service)['type'], 'ClusterIP');
+    assert.deepEqual(spec<Record<string, unknown>>(service)['ports'], [
+      { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+    ]);
+
+    const applied = await dryRunApply(tools, rendered, namespace);
+    assert.equal(applied.length, objects.length, applied.join('\n'));
+    for (const line of applied) assert.match(line, /created \(server dry run\)$/);
+  });
+
+  test('every optional feature on: Ingress, ServiceMonitor, NetworkPolicy accepted by the kube-apiserver', async () => {
+    // The Prometheus Operator is not part of this cluster: a minimal ServiceMonitor CRD stands in for it.
+    await tools.kubectl(['apply', '-f', serviceMonitorCrd]);
+    after(() => tools.kubectl(['delete', '-f', serviceMonitorCrd, '--wait=false']));
+    await tools.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=30s',
+      'crd/servicemonitors.monitoring.coreos.com',
+    ]);
+
+    const rendered = await tools.template('platform', namespace, ['-f', allFeaturesValues]);
+    const objects = parseObjects(rendered);
+    for (const kind of ['Ingress', 'ServiceMonitor', 'NetworkPolicy', 'PodDisruptionBudget'])
+      findObject(objects, kind);
+
+    const ingress = spec<{
+      ingressClassName: string;
+      tls: { hosts: string[]; secretName: string }[];
+      rules: { host: string; http: { paths: { path: string; backend: { service: { name: string } } }[] } }[];
+    }>(findObject(objects, 'Ingress'));
+    assert.equal(ingress.ingressClassName, 'nginx');
+    assert.deepEqual(ingress.tls, [
+      { hosts: ['platform.example.com', 'api.platform.example.com'], secretName: 'platform-example-tls' },
+    ]);
+    assert.deepEqual(
+      ingress.rules.flatMap((r) => r.http.paths.map((p) => `${r.host}${p.path}->${p.backend.service.name}`)),
+      [
+        'platform.example.com/->platform',
+        'api.platform.example.com/kapis->platform',
+        'api.platform.example.com/oauth->platform',
+      ],
+    );
+    const deployment = spec<DeploymentSpec>(findObject(objects, 'Deployment'));
+    assert.equal(deployment.replicas, 3);
+    assert.equal(
+      deployment.template.spec.containers[0]?.args[0],
+      '--config=/etc/platform-apiserver/config.yaml',
+    );
+
+    const applied = await dryRunApply(tools, rendered, namespace);
+    assert.equal(applied.length, objects.length, applied.join('\n'));
+    assert.ok(applied.includes(`servicemonitor.monitoring.coreos.com/platform created (server dry run)`));
+    assert.ok(applied.includes(`networkpolicy.networking.k8s.io/platform created (server dry run)`));
+    assert.ok(applied.includes(`ingress.networking.k8s.io/platform created (server dry run)`));
+  });
+
+  test("the rendered config file is accepted by the server's own config loader", async () => {
+    const defaults = loadRenderedConfig(parseObjects(await tools.template('platform', namespace)));
+    assert.equal(defaults.http.host, '0.0.0.0');
+    assert.equal(defaults.http.port, 9090);
+    assert.deepEqual(defaults.http.trustedProxies, []);
+
+    const all = loadRenderedConfig(
+      parseObjects(await tools.template('platform', namespace, ['-f', allFeaturesValues])),
+    );
+    assert.equal(all.platformName, 'acme');
+    assert.equal(all.log.level, 'debug');
+    assert.deepEqual(all.http.trustedProxies, ['10.244.0.0/16', 'fd00:10:244::/56']);
+
+    const custom = loadRenderedConfig(
+      parseObjects(await tools.template('platform', namespace, ['--set', 'containerPort=8080'])),
+    );
+    assert.equal(custom.http.port, 8080);
+  });
+
+  test('existing Secrets named by the user replace the generated ones', async () => {
+    const objects = parseObjects(
+      await tools.template('platform', namespace, [
+        '--set',
+        'signingKeys.existingSecret=my-keys',
+        '--set',
+        'admin.existingSecret=my-admin',
+        '--set',
+        'admin.passwordKey=first-password',
+      ]),
+    );
+    assert.equal(
+      objects.filter((o) => o.kind === 'Secret').length,
+      0,
+      'no Secret is rendered when both are given',
+    );
+    const volumes = spec<DeploymentSpec>(findObject(objects, 'Deployment')).template.spec.volumes;
+    const byName = Object.fromEntries(volumes.map((v) => [v.name, v]));
+    assert.equal(byName['signing-keys']?.secret?.secretName, 'my-keys');
+    assert.deepEqual(byName['admin']?.secret, {
+      secretName: 'my-admin',
+      defaultMode: 0o400, // 256
+      items: [{ key: 'first-password', path: 'password' }],
+    });
+  });
+
+  test('values.schema.json and the templates reject bad values, naming what is wrong', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--set', 'replicaCount=0'], /replicaCount.*minimum/],
+      [['--set', 'ingress.enabled=yes'], /ingress\/enabled.*want boolean/],
+      [['--set', 'config.http.trustedProxies=10.0.0.0/8'], /trustedProxies.*want array/],
+      [['--set', 'config.platformName=Not_A_Label'], /platformName/],
+      [['--set', 'replicas=2'], /additional properties 'replicas' not allowed/],
+      [
+        ['--set', 'networkPolicy.enabled=true', '--set', 'networkPolicy.egress.enabled=true'],
+        /networkPolicy\.egress\.kubeApiServerCidrs must list/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      await assert.rejects(tools.template('platform', namespace, args), message, args.join(' '));
+    }
+  });
+
+  test('the ClusterRole grants exactly what the server needs, with no wildcard', async () => {
+    const objects = parseObjects(await tools.template('platform', namespace));
+    const role = findObject(objects, 'ClusterRole');
+    assert.equal(role.metadata.name, `platform-${namespace}`);
+    assert.deepEqual(role['rules'], [
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: ['iam.platform.io'],
+        resources: ['users', 'sessions'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
+    ]);
+    assert.doesNotMatch(JSON.stringify(role['rules']), /\*/);
+    const binding = findObject(objects, 'ClusterRoleBinding');
+    assert.deepEqual(binding['roleRef'], {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: `platform-${namespace}`,
+    });
+    assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'platform', namespace }]);
+  });
+});
+
+describe('helm chart installed into the real kube-apiserver', () => {
+  let tools: ChartTools;
+  let namespace: string;
+  const release = 'chart-e2e';
+
+  before(async () => {
+    tools = new ChartTools(cp);
+    namespace = await tools.createNamespace('chart-install');
+    await tools.helm(['install', release, chartDir, `--namespace=${namespace}`]);
+  });
+  after(async () => {
+    await tools.helm(['uninstall', release, `--namespace=${namespace}`]);
+    await tools.deleteNamespace(namespace);
+    tools.cleanup();
+  });
+
+  const secretData = async (name: string) =>
+    JSON.parse(
+      await tools.kubectl(['get', 'secret', name, `--namespace=${namespace}`, '-o', 'jsonpath={.data}']),
+    ) as Record<string, string>;
+
+  test('helm upgrade keeps the signing key and the admin password', async () => {
+    const keysBefore = await secretData(`${release}-signing-keys`);
+    const adminBefore = await secretData(`${release}-admin`);
+    assert.match(
+      Buffer.from(keysBefore['signing-key.pem']!, 'base64').toString(),
+      /^-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+    );
+    assert.equal(Buffer.from(adminBefore['password']!, 'base64').toString().length, 24);
+    const checksum = async () =>
+      tools.kubectl([
+        'get',
+        'deployment',
+        release,
+        `--namespace=${namespace}`,
+        '-o',
+        'jsonpath={.spec.template.metadata.annotations.checksum/config}',
+      ]);
+    const checksumBefore = await checksum();
+
+    await tools.helm([
+      'upgrade',
+      release,
+      chartDir,
+      `--namespace=${namespace}`,
+      '--set',
+      'config.log.level=debug',
+    ]);
+
+    assert.notEqual(
+      await checksum(),
+      checksumBefore,
+      'the upgrade changed the config and so the pod template',
+    );
+    assert.deepEqual(await secretData(`${release}-signing-keys`), keysBefore);
+    assert.deepEqual(await secretData(`${release}-admin`), adminBefore);
+    const history = await tools.helm(['history', release, `--namespace=${namespace}`, '-o', 'json']);
+    assert.equal((JSON.parse(history) as unknown[]).length, 2);
+  });
+
+  test('the ServiceAccount token may do what the ClusterRole allows, and nothing else', async () => {
+    const token = (
+      await tools.kubectl(['create', 'token', release, `--namespace=${namespace}`, '--duration=10m'])
+    ).trim();
+    assert.match(token, /^ey/);
+    const kubeconfig = tools.writeKubeconfig('sa', token);
+    // SelfSubjectAccessReviews asked with the token itself: the kube-apiserver's RBAC answers.
+    const sa = new KubeConfig();
+    sa.loadFromFile(kubeconfig);
+    const authz = sa.makeApiClient(AuthorizationV1Api);
+    const canI = async (verb: string, resource: string, group = '', ns?: string) => {
+      const review = await authz.createSelfSubjectAccessReview({
+        body: { spec: { resourceAttributes: { verb, resource, group, ...(ns ? { namespace: ns } : {}) } } },
+      });
+      return review.status?.allowed === true;
+    };
+    const allowed: [string, string, string?, string?][] = [
+      ['list', 'nodes'],
+      ['watch', 'nodes'],
+      ['get', 'nodes'],
+      ['create', 'subjectaccessreviews', 'authorization.k8s.io'],
+      ['impersonate', 'users'],
+      ['impersonate', 'groups'],
+      ['list', 'users', 'iam.platform.io'],
+      ['watch', 'sessions', 'iam.platform.io'],
+      ['create', 'sessions', 'iam.platform.io'],
+      ['delete', 'sessions', 'iam.platform.io'],
+    ];
+    const refused: [string, string, string?, string?][] = [
+      ['delete', 'nodes'],
+      ['patch', 'nodes'],
+      ['get', 'secrets', '', namespace],
+      ['create', 'pods', '', namespace],
+      ['impersonate', 'serviceaccounts', '', namespace],
+      ['impersonate', 'uids', 'authentication.k8s.io'],
+      ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
+      ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
+      ['list', 'users', 'iam.other.io'],
+    ];
+    for (const [verb, resource, group, ns] of allowed)
+      assert.equal(await canI(verb, resource, group, ns), true, `${verb} ${resource}.${group ?? ''}`);
+    for (const [verb, resource, group, ns] of refused)
+      assert.equal(await canI(verb, resource, group, ns), false, `${verb} ${resource}.${group ?? ''}`);
+
+    // Real requests with the token, not only the access review.
+    assert.match(await tools.kubectl(['get', 'nodes', '-o', 'name'], { kubeconfig }), /^$|^node\//m);
+    await assert.rejects(
+      tools.kubectl(['get', 'secrets', `--namespace=${namespace}`], { kubeconfig }),
+      /Forbidden.*system:serviceaccount:.*:chart-e2e.*cannot list resource "secrets"/s,
+    );
+  });
+});
