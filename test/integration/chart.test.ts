@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
@@ -14,6 +18,7 @@ import {
 } from '../support/chart-tools.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
+const execFileAsync = promisify(execFile);
 const serviceMonitorCrd = fileURLToPath(new URL('../fixtures/servicemonitor-crd.yaml', import.meta.url));
 
 type Container = {
@@ -393,5 +398,48 @@ describe('helm chart installed into the real kube-apiserver', () => {
       tools.kubectl(['get', 'secrets', `--namespace=${namespace}`], { kubeconfig }),
       /Forbidden.*system:serviceaccount:.*:chart-e2e.*cannot list resource "secrets"/s,
     );
+  });
+});
+
+describe('plain manifests in deploy/', () => {
+  let tools: ChartTools;
+  const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+  const manifests = path.join(repoRoot, 'deploy/platform-apiserver.yaml');
+
+  before(() => {
+    tools = new ChartTools(cp);
+  });
+  after(() => tools.cleanup());
+
+  test('are in sync with the chart (deploy/render-manifests.sh --check)', async () => {
+    const { stderr } = await execFileAsync('bash', [
+      path.join(repoRoot, 'deploy/render-manifests.sh'),
+      '--check',
+    ]);
+    assert.match(stderr, /is up to date/);
+  });
+
+  test('hold no secret, and the kube-apiserver accepts them', async () => {
+    const text = readFileSync(manifests, 'utf8');
+    const objects = parseObjects(text);
+    assert.equal(objects.filter((o) => o.kind === 'Secret').length, 0);
+    assert.doesNotMatch(text, /PRIVATE KEY|password: [A-Za-z0-9+/=]{8,}/);
+    const namespace = findObject(objects, 'Namespace').metadata.name;
+    assert.equal(namespace, 'platform-system');
+    const volumes = spec<DeploymentSpec>(findObject(objects, 'Deployment')).template.spec.volumes;
+    assert.deepEqual(
+      volumes.filter((v) => v.secret).map((v) => v.secret!.secretName),
+      ['platform-apiserver-signing-keys', 'platform-apiserver-admin'],
+    );
+
+    // A server-side dry run of namespaced objects needs their namespace to exist for real.
+    await tools.kubectl(['create', 'namespace', namespace]);
+    try {
+      const applied = await dryRunApply(tools, text, namespace);
+      assert.equal(applied.length, objects.length, applied.join('\n'));
+      for (const line of applied) assert.match(line, /(created|configured|unchanged) \(server dry run\)$/);
+    } finally {
+      await tools.deleteNamespace(namespace);
+    }
   });
 });

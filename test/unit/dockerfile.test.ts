@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+
+// No container engine runs in this project's CI, so the image is never built here; these checks keep
+// deploy/Dockerfile consistent with the repository, .dockerignore and the chart by reading them.
+const root = new URL('../../', import.meta.url);
+const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+
+function instructions(dockerfile: string): Instruction[] {
+  return dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const [op = '', ...rest] = l.split(/\s+/);
+      return { op: op.toUpperCase(), args: rest.join(' ') };
+    });
+}
+
+const all = instructions(read('deploy/Dockerfile'));
+const stageStarts = all.flatMap((ins, i) => (ins.op === 'FROM' ? [i] : []));
+const finalStage = all.slice(stageStarts.at(-1));
+const buildStage = all.slice(stageStarts[0], stageStarts.at(-1));
+const values = parseYaml(read('charts/platform-apiserver/values.yaml')) as {
+  containerPort: number;
+  podSecurityContext: { runAsUser: number; runAsGroup: number };
+};
+
+/** Whether .dockerignore lets `path` into the build context (its patterns: `*` and `!name[/]`). */
+function inContext(path: string): boolean {
+  let included = true;
+  for (const raw of read('.dockerignore').split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const negated = line.startsWith('!');
+    const pattern = (negated ? line.slice(1) : line).replace(/\/$/, '');
+    assert.ok(pattern === '*' || /^[\w.-]+(\/[\w.-]+)*$/.test(pattern), `unsupported pattern ${line}`);
+    if (pattern === '*' || path === pattern || path.startsWith(`${pattern}/`)) included = negated;
+  }
+  return included;
+}
+
+test('multi-stage build on Node 24 LTS', () => {
+  assert.equal(stageStarts.length, 2, 'a build stage and a runtime stage');
+  const arg = all.find((i) => i.op === 'ARG' && i.args.startsWith('NODE_IMAGE='));
+  assert.match(arg?.args ?? '', /^NODE_IMAGE=node:24-[a-z]+-slim$/);
+  assert.equal(all[stageStarts[0]!]!.args, '${NODE_IMAGE} AS build');
+  assert.equal(finalStage[0]!.args, '${NODE_IMAGE}');
+});
+
+test('the runtime stage has no build tools, production dependencies only, and a numeric non-root user', () => {
+  const runs = finalStage.filter((i) => i.op === 'RUN').map((i) => i.args);
+  // The only RUN of the runtime stage deletes the package managers; nothing is installed or built there.
+  assert.ok(
+    runs.every((r) => r.startsWith('rm -rf ') || !/\b(npm|npx|yarn|apt-get|apk|gcc|make)\b/.test(r)),
+    `no package manager or compiler runs in the runtime stage: ${runs.join(' | ')}`,
+  );
+  assert.ok(
+    runs.some((r) => r.includes('/usr/local/lib/node_modules') && r.includes('/usr/local/bin/npm')),
+    'npm and corepack are removed',
+  );
+  assert.ok(
+    buildStage.some((i) => i.op === 'RUN' && /npm prune --omit=dev/.test(i.args)),
+    'dev dependencies pruned',
+  );
+  const copies = finalStage.filter((i) => i.op === 'COPY').map((i) => i.args);
+  assert.ok(
+    copies.every((c) => c.startsWith('--from=build ')),
+    'the runtime stage copies only build outputs',
+  );
+  const user = finalStage.filter((i) => i.op === 'USER').at(-1)?.args ?? '';
+  assert.match(user, /^[1-9]\d*:[1-9]\d*$/);
+  assert.equal(
+    user,
+    `${values.podSecurityContext.runAsUser}:${values.podSecurityContext.runAsGroup}`,
+    "the chart's runAsUser/runAsGroup",
+  );
+  assert.equal(finalStage.find((i) => i.op === 'EXPOSE')?.args, String(values.containerPort));
+  assert.equal(finalStage.find((i) => i.op === 'ENTRYPOINT')?.args, '["node", "dist/main.js"]');
+});
+
+test('every path the build stage copies exists and is in the build context', () => {
+  const sources = buildStage
+    .filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))
+    .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+  assert.deepEqual(sources, [
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src',
+  ]);
+  for (const source of sources) {
+    assert.ok(existsSync(new URL(source, root)), `${source} exists`);
+    assert.ok(inContext(source), `${source} is not excluded by .dockerignore`);
+  }
+  for (const excluded of ['node_modules', 'test', '.git', 'dist', 'charts', 'README.md']) {
+    assert.equal(inContext(excluded), false, `${excluded} stays out of the build context`);
+  }
+  // What the build runs exists: `npm run build` compiles with tsconfig.build.json into dist/.
+  const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+  assert.equal(pkg.scripts['build'], 'tsc -p tsconfig.build.json');
+  assert.equal(
+    (JSON.parse(read('tsconfig.build.json')) as { compilerOptions: { outDir: string } }).compilerOptions
+      .outDir,
+    'dist',
+  );
+  assert.ok(existsSync(new URL('src/main.ts', root)), 'dist/main.js is compiled from src/main.ts');
+});
