@@ -27,6 +27,7 @@ export interface NodesServerOptions {
   /** Talk to the kube-apiserver at this address instead of the kubeconfig's (e.g. through a proxy). */
   server?: string;
   platformName?: string;
+  allowedTtlMs?: number;
   deniedTtlMs?: number;
   gzipMinBytes?: number;
 }
@@ -47,7 +48,9 @@ export function serverKubeConfig(kubeconfigPath: string, server?: string): KubeC
  */
 export async function startNodesServer(options: NodesServerOptions): Promise<NodesServer> {
   const kc = serverKubeConfig(options.kubeconfigPath, options.server);
-  const logger = createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
+  const logger = process.env['NODES_TEST_LOG']
+    ? createLogger({ level: 'debug', stream: process.stderr })
+    : createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
   const registry = new Registry();
   const readiness = new Readiness();
   const cache = new NodeCache({
@@ -60,7 +63,7 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
   readiness.register('nodes-cache', () => cache.synced);
   const authorizer = new AccessReviewer({
     review: subjectAccessReview(kc, 5000),
-    allowedTtlMs: 10_000,
+    allowedTtlMs: options.allowedTtlMs ?? 10_000,
     deniedTtlMs: options.deniedTtlMs ?? 500,
     staleIfErrorMs: 300_000,
     maxEntries: 1000,
@@ -74,7 +77,8 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     publicRoutes: [
       healthRoutes(readiness, { platform: platformName, version: 'test', node: process.version }),
     ],
-    authenticate: kubeTokenAuthenticator(kc),
+    // Stands in for the platform's own tokens, which need no apiserver: it bypasses any redirection.
+    authenticate: kubeTokenAuthenticator(serverKubeConfig(options.kubeconfigPath)),
     protectedRoutes: [
       nodesRoutes({
         platformName,
