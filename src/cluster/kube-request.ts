@@ -12,8 +12,10 @@ export class KubeRequestError extends Error {
 }
 
 export interface KubeRequestOptions {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PATCH';
   body?: unknown;
+  /** Content type of the body; JSON by default (a JSON patch needs its own). */
+  contentType?: string;
   /** Aborts the request (connect, headers and body) after this long. */
   timeoutMs: number;
 }
@@ -27,13 +29,13 @@ export async function kubeRequest<T>(kc: KubeConfig, path: string, options: Kube
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
   const method = options.method ?? 'GET';
-  const ctx = new RequestContext(cluster.server + path, method === 'GET' ? HttpMethod.GET : HttpMethod.POST);
+  const ctx = new RequestContext(cluster.server + path, HttpMethod[method]);
   await kc.applySecurityAuthentication(ctx);
   const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
   let body: string | undefined;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
-    headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = options.contentType ?? 'application/json';
   }
   const response = await fetch(ctx.getUrl(), {
     method,

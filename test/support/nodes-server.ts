@@ -8,7 +8,7 @@ import { createApp } from '../../src/http/app.ts';
 import { healthRoutes } from '../../src/http/health-routes.ts';
 import { Readiness } from '../../src/http/readiness.ts';
 import { startServer } from '../../src/http/server.ts';
-import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
+import { createLogger, createRequestContextStore, type Logger } from '../../src/observability/logger.ts';
 import { NodeCache } from '../../src/resources/node-cache.ts';
 import { nodesRoutes, resourcesApiPath } from '../../src/resources/nodes-routes.ts';
 import { kubeTokenAuthenticator } from './kube-token-authenticator.ts';
@@ -30,6 +30,8 @@ export interface NodesServerOptions {
   allowedTtlMs?: number;
   deniedTtlMs?: number;
   gzipMinBytes?: number;
+  /** Defaults to a silent one (or debug on stderr with NODES_TEST_LOG=1). */
+  logger?: Logger;
 }
 
 /** A KubeConfig from a file, current context admin (the server's own identity), optionally re-pointed. */
@@ -48,9 +50,11 @@ export function serverKubeConfig(kubeconfigPath: string, server?: string): KubeC
  */
 export async function startNodesServer(options: NodesServerOptions): Promise<NodesServer> {
   const kc = serverKubeConfig(options.kubeconfigPath, options.server);
-  const logger = process.env['NODES_TEST_LOG']
-    ? createLogger({ level: 'debug', stream: process.stderr })
-    : createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
+  const logger =
+    options.logger ??
+    (process.env['NODES_TEST_LOG']
+      ? createLogger({ level: 'debug', stream: process.stderr })
+      : createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) }));
   const registry = new Registry();
   const readiness = new Readiness();
   const cache = new NodeCache({

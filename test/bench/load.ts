@@ -1,0 +1,49 @@
+// Load generator, run as its own process so it does not share a CPU core's event loop with the server
+// under test. Usage: node test/bench/load.ts '<json LoadSpec>'; prints one JSON LoadResult line.
+import autocannon from 'autocannon';
+
+export interface LoadSpec {
+  url: string;
+  headers?: Record<string, string>;
+  connections: number;
+  durationSeconds: number;
+  /** PEM of a CA to trust (the kube-apiserver's self-signed certificate). */
+  caPem?: string;
+  /** Fixed request rate across all connections; unset means as fast as the server answers. */
+  overallRate?: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  bytesPerSecond: number;
+}
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
+const result = await autocannon({
+  url: spec.url,
+  headers: spec.headers ?? {},
+  connections: spec.connections,
+  duration: spec.durationSeconds,
+  timeout: 60,
+  ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
+  ...(spec.caPem ? { tlsOptions: { ca: spec.caPem } } : {}),
+});
+const out: LoadResult = {
+  requestsPerSecond: result.requests.average,
+  p50Ms: result.latency.p50,
+  p99Ms: result.latency.p99,
+  maxMs: result.latency.max,
+  requests: result.requests.total,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+  bytesPerSecond: result.throughput.average,
+};
+process.stdout.write(JSON.stringify(out) + '\n');
