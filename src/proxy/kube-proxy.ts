@@ -9,7 +9,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { identityOf, type Identity } from '../auth/identity.ts';
 import { statusFor, type KubeStatus } from '../http/status.ts';
 import type { Logger } from '../observability/logger.ts';
-import { describeKubeRequest, safeKubeSegments, UnsafePathError, type KubeVerb } from './kube-request.ts';
+import { describeKubeRequest, safeKubeSegments, UnsafePathError, type KubeVerb } from './kube-api-path.ts';
 
 /** Turns a bearer token into an identity; throws when the token is not acceptable. */
 export type TokenAuthenticator = (token: string) => Promise<Identity>;

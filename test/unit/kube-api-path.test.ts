@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { describeKubeRequest, safeKubeSegments, UnsafePathError } from '../../src/proxy/kube-request.ts';
+import { describeKubeRequest, safeKubeSegments, UnsafePathError } from '../../src/proxy/kube-api-path.ts';
 
 describe('safeKubeSegments', () => {
   test('accepts Kubernetes API paths and decodes segments', () => {
