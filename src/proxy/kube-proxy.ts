@@ -5,11 +5,14 @@ import type { Duplex } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RequestHandler } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { identityOf, type Identity } from '../auth/identity.ts';
+import { setRouteTemplate } from '../http/route-template.ts';
 import { statusFor, type KubeStatus } from '../http/status.ts';
+import { isWatchQuery, requestVerb, type RequestVerb } from '../observability/api-request-info.ts';
 import type { Logger } from '../observability/logger.ts';
-import { describeKubeRequest, safeKubeSegments, UnsafePathError, type KubeVerb } from './kube-api-path.ts';
+import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
+import { safeKubeSegments, UnsafePathError } from './kube-api-path.ts';
 
 /** Turns a bearer token into an identity; throws when the token is not acceptable. */
 export type TokenAuthenticator = (token: string) => Promise<Identity>;
@@ -34,7 +37,7 @@ export interface KubeProxy {
 const KUBE_PROTOCOL_TOKEN_PREFIX = 'base64url.bearer.authorization.k8s.io.';
 
 interface ProxyState {
-  verb: KubeVerb;
+  verb: RequestVerb;
   startedAt: bigint;
 }
 
@@ -69,27 +72,17 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
     return undefined;
   };
 
-  const requests = new Counter({
-    name: 'platform_proxy_requests_total',
-    help: 'Requests proxied to the kube-apiserver, by Kubernetes verb and response code.',
-    labelNames: ['verb', 'code'],
-    registers: [options.registry],
-  });
-  const duration = new Histogram({
-    name: 'platform_proxy_request_duration_seconds',
-    help: 'Time until the kube-apiserver answered a proxied request (response headers), by verb and code.',
-    labelNames: ['verb', 'code'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [options.registry],
-  });
+  // Shared with the client-side instrumentation: source="proxy" tells the two apart.
+  const duration = upstreamRequestDuration(options.registry);
   const states = new WeakMap<http.IncomingMessage, ProxyState>();
-  const observe = (req: http.IncomingMessage, code: number) => {
+  const observe = (req: http.IncomingMessage, code: number | 'error') => {
     const state = states.get(req);
     if (!state) return;
     states.delete(req);
-    const labels = { verb: state.verb, code: String(code) };
-    requests.inc(labels);
-    duration.observe(labels, Number(process.hrtime.bigint() - state.startedAt) / 1e9);
+    duration.observe(
+      { source: 'proxy', verb: state.verb, code: String(code) },
+      Number(process.hrtime.bigint() - state.startedAt) / 1e9,
+    );
   };
 
   const events: Plugin = (proxyServer) => {
@@ -110,7 +103,7 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
     proxyServer.on('proxyRes', (proxyRes, req) => observe(req, proxyRes.statusCode ?? 0));
     proxyServer.on('error', (err, req, target) => {
       const status = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
-      observe(req, status.code);
+      observe(req, 'error');
       logger.warn('kube-apiserver proxy error', {
         error: (err as Error).message,
         code: (err as NodeJS.ErrnoException).code,
@@ -148,15 +141,17 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
     req.headers['impersonate-group'] = [...identity.groups]; // one header line per group
   };
 
-  const checkPath = (req: http.IncomingMessage): { verb: KubeVerb } => {
+  const checkPath = (req: http.IncomingMessage): { verb: RequestVerb } => {
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
-    const segments = safeKubeSegments(rawPath);
-    return { verb: describeKubeRequest(req.method ?? 'GET', segments, url.searchParams).verb };
+    safeKubeSegments(rawPath);
+    return { verb: requestVerb(req.method ?? 'GET', rawPath, isWatchQuery(url.searchParams.get('watch'))) };
   };
 
   const handler: RequestHandler = (req, res, next) => {
-    let verb: KubeVerb;
+    // Logs and HTTP metrics see the template, never the client-chosen path.
+    setRouteTemplate(res, req.path.startsWith('/apis') ? '/apis/*' : '/api/*');
+    let verb: RequestVerb;
     try {
       ({ verb } = checkPath(req));
     } catch (err) {
