@@ -169,7 +169,7 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
   const upgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const refuse = (status: KubeStatus, extraHeaders: Record<string, string> = {}) =>
       writeRawStatus(socket, status, extraHeaders);
-    let verb: KubeVerb;
+    let verb: RequestVerb;
     try {
       ({ verb } = checkPath(req));
     } catch (err) {
