@@ -36,13 +36,6 @@ export function selfLinkOf(name: string): string {
   return `/api/v1/nodes/${encodeURIComponent(name)}`;
 }
 
-/** Drops managedFields (memory and bandwidth); the cache keeps what this returns. */
-export function withoutManagedFields<T extends RawNode>(node: T): T {
-  if (!node.metadata || !('managedFields' in node.metadata)) return node;
-  const { managedFields: _dropped, ...metadata } = node.metadata;
-  return { ...node, metadata };
-}
-
 /**
  * The served form of a node: TypeMeta first (LIST items lack it), `selfLink` filled where the
  * kube-apiserver would put it, no managedFields, everything else verbatim. Builds new objects;

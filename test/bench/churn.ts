@@ -13,6 +13,7 @@ const rate = Number(rateText);
 
 let updates = 0;
 let failures = 0;
+const reasons = new Map<string, number>();
 let next = 0;
 const startedAt = Date.now();
 let sent = 0;
@@ -28,7 +29,10 @@ const send = () => {
     timeoutMs: 10_000,
   })
     .then(() => updates++)
-    .catch(() => failures++);
+    .catch((err: Error) => {
+      failures++;
+      reasons.set(err.message, (reasons.get(err.message) ?? 0) + 1);
+    });
 };
 // Catches up when the machine is busy, so the rate holds on average.
 const timer = setInterval(() => {
@@ -38,7 +42,12 @@ const timer = setInterval(() => {
 process.on('SIGTERM', () => {
   clearInterval(timer);
   process.stdout.write(
-    JSON.stringify({ updates, failures, seconds: (Date.now() - startedAt) / 1000 }) + '\n',
+    JSON.stringify({
+      updates,
+      failures,
+      seconds: (Date.now() - startedAt) / 1000,
+      reasons: Object.fromEntries([...reasons].slice(0, 5)),
+    }) + '\n',
   );
   process.exit(0);
 });

@@ -190,7 +190,14 @@ async function main() {
     });
     churnChild.kill('SIGTERM');
     await new Promise((resolve) => churnChild.once('exit', resolve));
-    const churnStats = JSON.parse(churnOut) as { updates: number; failures: number; seconds: number };
+    const churnStats = JSON.parse(churnOut) as {
+      updates: number;
+      failures: number;
+      seconds: number;
+      reasons: Record<string, number>;
+    };
+    if (churnStats.failures)
+      process.stderr.write(`# churn failures: ${JSON.stringify(churnStats.reasons)}\n`);
     const memoryAtEnd = memoryOf(pid);
 
     const rows: [string, LoadResult][] = [
