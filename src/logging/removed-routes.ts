@@ -1,0 +1,22 @@
+import { Router } from 'express';
+import { HttpError } from '../http/status.ts';
+import { logsPath } from './log-routes.ts';
+
+/**
+ * The logging API group `logging.<domain>` is gone (platform 3.3/3.4, spec 4.3): its workspace,
+ * namespace, workload and pod log endpoints and the whole log-setting API (`fluentbit/outputs…`).
+ * Every path of the group, whatever the method, answers 404 saying so and where to go instead.
+ */
+export function removedLoggingRoutes(platformName: string): Router {
+  const router = Router();
+  const group = `logging.${platformName}.io`;
+  const message =
+    `the ${group} API group was removed: its workspace, namespace, workload and pod log endpoints and ` +
+    `its log-setting API no longer exist. Query logs with GET ${logsPath(platformName)}; ` +
+    'log collection is configured through the log-collection operator, not through this server';
+  const groupPath = new RegExp(`^/kapis/${group.replaceAll('.', '\\.')}(?:/.*)?$`);
+  router.all(groupPath, () => {
+    throw new HttpError(404, message, { details: { group } });
+  });
+  return router;
+}
