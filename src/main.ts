@@ -12,6 +12,9 @@ import { openApiRoutes } from './http/openapi-routes.ts';
 import { Readiness } from './http/readiness.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
+import { configuredLogStore } from './logging/configured-store.ts';
+import { logRoutes } from './logging/log-routes.ts';
+import { removedLoggingRoutes } from './logging/removed-routes.ts';
 import { createHttpMetrics } from './observability/http-metrics.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
@@ -40,8 +43,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const requestContext = createRequestContextStore();
   const logger = createLogger({ level: config.log.level, context: requestContext });
   let kc;
+  let logging;
+  const registry = createMetricsRegistry();
   try {
     kc = loadKubeConfig(config.kubernetes, env);
+    logging = configuredLogStore(config.logging, { registry, readFile: (p) => readFileSync(p, 'utf8') });
   } catch (err) {
     if (err instanceof ConfigError) {
       logger.error(err.message, { key: err.key });
@@ -51,7 +57,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     throw err;
   }
 
-  const registry = createMetricsRegistry();
   // Before any client is made from kc: every request to the kube-apiserver is then measured.
   instrumentKubeConfig(kc, upstreamRequestDuration(registry));
 
@@ -101,6 +106,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         gzipMinBytes: config.resources.gzipMinBytes,
         memoMaxBytes: config.resources.responseMemoMegabytes * 1024 * 1024,
       }),
+      logRoutes({
+        platformName: config.platformName,
+        logging,
+        check: (identity, attributes) => accessReviewer.check(identity, attributes),
+        logger,
+        registry,
+      }),
+      removedLoggingRoutes(config.platformName),
     ],
     trustedProxies: config.http.trustedProxies,
   });
@@ -115,6 +128,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     url: running.url,
     platform: config.platformName,
     kubernetes: kc.getCurrentCluster()?.server,
+    logStore: logging ? config.logging.hosts : 'not configured',
   });
 
   exitGracefullyOnSignals(running, {

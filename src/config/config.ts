@@ -47,6 +47,28 @@ export interface Config {
     /** Bound on list bodies kept for repeated identical queries of an unchanged cache. */
     responseMemoMegabytes: number;
   };
+  logging: LoggingConfig;
+}
+
+/** The log store behind the log query API (src/logging/). */
+export interface LoggingConfig {
+  /** Base URLs of the Elasticsearch/OpenSearch nodes. Empty: logging is not configured (the log API answers 503). */
+  hosts: string[];
+  /** Basic auth user; empty: no authentication. */
+  username: string;
+  password: string;
+  tls: {
+    /** PEM file of the CA(s) that sign the store's certificate; empty: the system's CAs. */
+    caFile: string;
+    /** Do not verify the store's certificate (verification is on by default). */
+    insecureSkipVerify: boolean;
+  };
+  /** Daily indices are `<indexPrefix>-YYYY.MM.DD`, as the log collector writes them. */
+  indexPrefix: string;
+  /** Bound on each call to the store; a store that does not answer in time is a 503. */
+  requestTimeoutSeconds: number;
+  /** Most lines one export returns. */
+  exportMaxLines: number;
 }
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -62,14 +84,16 @@ export class ConfigError extends Error {
 }
 
 type FieldKind =
-  | { type: 'string'; pattern?: RegExp; patternHint?: string; allowEmpty?: boolean }
+  /** `secret`: the value never appears in an error message. */
+  | { type: 'string'; pattern?: RegExp; patternHint?: string; allowEmpty?: boolean; secret?: boolean }
   | { type: 'int'; min: number; max: number }
+  | { type: 'bool' }
   | { type: 'enum'; values: readonly string[] }
   /** A YAML sequence of strings, or one comma-separated string (env, flags). */
   | { type: 'list'; itemError: (item: string) => string | undefined };
 
 /** Every configuration key, its kind and its default. The dotted key is also the flag name. */
-const FIELDS: Record<string, { kind: FieldKind; default: string | number | readonly string[] }> = {
+const FIELDS: Record<string, { kind: FieldKind; default: string | number | boolean | readonly string[] }> = {
   platformName: {
     kind: {
       type: 'string',
@@ -93,6 +117,21 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number | reado
   'authz.reviewTimeoutSeconds': { kind: { type: 'int', min: 1, max: 300 }, default: 5 },
   'resources.gzipMinBytes': { kind: { type: 'int', min: 0, max: 1 << 30 }, default: 8192 },
   'resources.responseMemoMegabytes': { kind: { type: 'int', min: 0, max: 65536 }, default: 64 },
+  'logging.hosts': { kind: { type: 'list', itemError: storeHostError }, default: [] },
+  'logging.username': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'logging.password': { kind: { type: 'string', allowEmpty: true, secret: true }, default: '' },
+  'logging.tls.caFile': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'logging.tls.insecureSkipVerify': { kind: { type: 'bool' }, default: false },
+  'logging.indexPrefix': {
+    kind: {
+      type: 'string',
+      pattern: /^[a-z0-9][a-z0-9._-]{0,200}$/,
+      patternHint: 'an index name prefix (lowercase letters, digits, ".", "_", "-")',
+    },
+    default: 'ks-logstash-log',
+  },
+  'logging.requestTimeoutSeconds': { kind: { type: 'int', min: 1, max: 600 }, default: 30 },
+  'logging.exportMaxLines': { kind: { type: 'int', min: 1, max: 10_000_000 }, default: 100_000 },
 };
 
 export const CONFIG_KEYS = Object.keys(FIELDS);
@@ -140,7 +179,7 @@ export function loadConfig(sources: ConfigSources): Config {
   }
 
   const value = (key: string) => coerce(key, FIELDS[key]!.kind, raw.get(key));
-  return {
+  const config: Config = {
     platformName: value('platformName') as string,
     http: {
       host: value('http.host') as string,
@@ -165,7 +204,39 @@ export function loadConfig(sources: ConfigSources): Config {
       gzipMinBytes: value('resources.gzipMinBytes') as number,
       responseMemoMegabytes: value('resources.responseMemoMegabytes') as number,
     },
+    logging: {
+      hosts: value('logging.hosts') as string[],
+      username: value('logging.username') as string,
+      password: value('logging.password') as string,
+      tls: {
+        caFile: value('logging.tls.caFile') as string,
+        insecureSkipVerify: value('logging.tls.insecureSkipVerify') as boolean,
+      },
+      indexPrefix: value('logging.indexPrefix') as string,
+      requestTimeoutSeconds: value('logging.requestTimeoutSeconds') as number,
+      exportMaxLines: value('logging.exportMaxLines') as number,
+    },
   };
+  if (config.logging.password && !config.logging.username)
+    throw new ConfigError('logging.password', 'is set but logging.username is empty');
+  return config;
+}
+
+/** Why an item of `logging.hosts` is not an http(s) base URL without credentials, or undefined when it is. */
+function storeHostError(host: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(host);
+  } catch {
+    // Not echoed when it may hold credentials (user:password@host).
+    return `${host.includes('@') ? 'an item' : JSON.stringify(host)} is not a URL (e.g. https://opensearch:9200)`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `${url.protocol} is not http: or https: in ${JSON.stringify(url.host)}`;
+  if (url.username || url.password)
+    return `credentials in the URL of ${url.host} are not allowed: use logging.username and logging.password`;
+  if (url.search || url.hash) return `the URL of ${url.host} must not have a query or fragment`;
+  return undefined;
 }
 
 function parseFlags(argv: readonly string[]): Map<string, string> {
@@ -223,10 +294,11 @@ function flattenFile(path: string, readFile: (p: string) => string): Map<string,
   return out;
 }
 
-function coerce(key: string, kind: FieldKind, value: unknown): string | number | string[] {
+function coerce(key: string, kind: FieldKind, value: unknown): string | number | boolean | string[] {
   switch (kind.type) {
     case 'string': {
-      if (typeof value !== 'string') throw new ConfigError(key, `expected a string, got ${describe(value)}`);
+      if (typeof value !== 'string')
+        throw new ConfigError(key, `expected a string, got ${kind.secret ? `a ${typeof value}` : describe(value)}`);
       if (!kind.allowEmpty && value === '') throw new ConfigError(key, 'must not be empty');
       if (kind.pattern && !kind.pattern.test(value)) {
         throw new ConfigError(
@@ -247,6 +319,11 @@ function coerce(key: string, kind: FieldKind, value: unknown): string | number |
       if (n < kind.min || n > kind.max)
         throw new ConfigError(key, `${n} is out of range [${kind.min}, ${kind.max}]`);
       return n;
+    }
+    case 'bool': {
+      if (value === true || value === 'true') return true;
+      if (value === false || value === 'false') return false;
+      throw new ConfigError(key, `expected true or false, got ${describe(value)}`);
     }
     case 'enum': {
       if (typeof value !== 'string' || !kind.values.includes(value)) {
