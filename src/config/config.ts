@@ -298,7 +298,10 @@ function coerce(key: string, kind: FieldKind, value: unknown): string | number |
   switch (kind.type) {
     case 'string': {
       if (typeof value !== 'string')
-        throw new ConfigError(key, `expected a string, got ${kind.secret ? `a ${typeof value}` : describe(value)}`);
+        throw new ConfigError(
+          key,
+          `expected a string, got ${kind.secret ? `a ${typeof value}` : describe(value)}`,
+        );
       if (!kind.allowEmpty && value === '') throw new ConfigError(key, 'must not be empty');
       if (kind.pattern && !kind.pattern.test(value)) {
         throw new ConfigError(

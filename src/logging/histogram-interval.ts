@@ -5,8 +5,7 @@
  */
 
 export type HistogramInterval =
-  | { kind: 'fixed'; value: string; seconds: number }
-  | { kind: 'calendar'; value: string; seconds: number };
+  { kind: 'fixed'; value: string; seconds: number } | { kind: 'calendar'; value: string; seconds: number };
 
 export const DEFAULT_INTERVAL = '15m';
 /** Upper bound on buckets of one histogram when the time range is known (the store's own limit is 65535). */
@@ -31,7 +30,8 @@ export function parseInterval(raw: string): HistogramInterval | string {
   const unit = match[2]!;
   const fixed = FIXED_UNIT_SECONDS[unit];
   if (fixed !== undefined) return { kind: 'fixed', value: raw, seconds: amount * fixed };
-  if (amount !== 1) return `${hint}: weeks, months, quarters and years take 1 only, got ${JSON.stringify(raw)}`;
+  if (amount !== 1)
+    return `${hint}: weeks, months, quarters and years take 1 only, got ${JSON.stringify(raw)}`;
   return { kind: 'calendar', value: raw, seconds: CALENDAR_UNIT_SECONDS[unit]! };
 }
 

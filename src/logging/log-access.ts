@@ -19,7 +19,10 @@ export interface LogAccessAttributes {
 }
 
 /** Answers one authorization question (cached SubjectAccessReview in production). Throws when undecidable. */
-export type AccessCheck = (identity: Identity, attributes: LogAccessAttributes) => Promise<{ allowed: boolean }>;
+export type AccessCheck = (
+  identity: Identity,
+  attributes: LogAccessAttributes,
+) => Promise<{ allowed: boolean }>;
 
 const attributes = (namespace?: string): LogAccessAttributes => ({
   verb: 'get',
@@ -64,6 +67,15 @@ export async function authorizeLogRead(
   throw new HttpError(
     403,
     `pods/log is forbidden: ${user} in the namespace${denied.length > 1 ? 's' : ''} ${names}`,
-    { details: { kind: 'pods', causes: denied.map((ns) => ({ reason: 'Forbidden', message: `namespace "${ns}"`, field: 'namespaces' })) } },
+    {
+      details: {
+        kind: 'pods',
+        causes: denied.map((ns) => ({
+          reason: 'Forbidden',
+          message: `namespace "${ns}"`,
+          field: 'namespaces',
+        })),
+      },
+    },
   );
 }

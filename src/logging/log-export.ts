@@ -74,7 +74,7 @@ export async function exportLogs(res: Response, options: ExportOptions): Promise
 
   let scrollId: string | undefined;
   let lines = 0;
-  let outcome: ExportOutcome = 'failed';
+  let outcome: ExportOutcome;
   try {
     let page: SearchResponseBody = await store.search(
       {

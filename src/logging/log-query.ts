@@ -79,7 +79,11 @@ interface ListRule {
 const LIST_PARAMETERS: Record<string, ListRule> = {
   namespaces: { field: 'namespaces', pattern: { regex: DNS_LABEL, what: 'a namespace name' }, maxLength: 63 },
   namespace_query: { field: 'namespaceQuery', maxLength: 253 },
-  workloads: { field: 'workloads', pattern: { regex: DNS_SUBDOMAIN, what: 'a workload name' }, maxLength: 253 },
+  workloads: {
+    field: 'workloads',
+    pattern: { regex: DNS_SUBDOMAIN, what: 'a workload name' },
+    maxLength: 253,
+  },
   workload_query: { field: 'workloadQuery', maxLength: 253 },
   pods: { field: 'pods', pattern: { regex: DNS_SUBDOMAIN, what: 'a pod name' }, maxLength: 253 },
   pod_query: { field: 'podQuery', maxLength: 253 },
@@ -113,7 +117,10 @@ function list(params: Readonly<Record<string, unknown>>, name: string, rule: Lis
     if (item.length > rule.maxLength)
       throw badParameter(name, `${name}: ${shown} is longer than ${rule.maxLength} characters`);
     if (rule.pattern && !rule.pattern.regex.test(item))
-      throw badParameter(name, `${name}: ${shown} is not ${rule.pattern.what} (lowercase letters, digits and "-")`);
+      throw badParameter(
+        name,
+        `${name}: ${shown} is not ${rule.pattern.what} (lowercase letters, digits and "-")`,
+      );
   }
   return items;
 }
@@ -127,7 +134,10 @@ function wholeNumber(
   const raw = single(params, name);
   if (raw === undefined || raw === '') return fallback;
   if (!/^[0-9]{1,7}$/.test(raw) || Number(raw) > max)
-    throw badParameter(name, `${name} must be a whole number from 0 to ${max}: got ${JSON.stringify(raw.slice(0, 20))}`);
+    throw badParameter(
+      name,
+      `${name} must be a whole number from 0 to ${max}: got ${JSON.stringify(raw.slice(0, 20))}`,
+    );
   return Number(raw);
 }
 

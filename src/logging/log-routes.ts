@@ -42,8 +42,7 @@ export function logRoutes(deps: LogRoutesDependencies): Router {
 
   router.get(logsPath(deps.platformName), async (req: Request, res: Response) => {
     const logging = deps.logging;
-    if (!logging)
-      throw new HttpError(503, 'logging is not configured: no log store is set (logging.hosts)');
+    if (!logging) throw new HttpError(503, 'logging is not configured: no log store is set (logging.hosts)');
     const query = parseLogQuery(req.query as Record<string, unknown>, nowSeconds());
     const identity = identityOf(res);
     await authorizeLogRead(deps.check, identity, query.filter, deps.logger);

@@ -32,8 +32,13 @@ export async function searchLogs(
   const indices = indicesFor(indexPrefix, q.filter.startTimeSeconds, q.filter.endTimeSeconds);
   switch (q.operation) {
     case 'query': {
-      const body = await store.search({ indices, body: recordsBody(q.filter, q.sort, q.from, q.size) }, signal);
-      return { query: { total: totalHits(body), records: (body.hits?.hits ?? []).map((h) => toRecord(h._source)) } };
+      const body = await store.search(
+        { indices, body: recordsBody(q.filter, q.sort, q.from, q.size) },
+        signal,
+      );
+      return {
+        query: { total: totalHits(body), records: (body.hits?.hits ?? []).map((h) => toRecord(h._source)) },
+      };
     }
     case 'statistics': {
       const body = await store.search({ indices, body: statisticsBody(q.filter) }, signal);

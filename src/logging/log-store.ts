@@ -39,7 +39,12 @@ export class LogStoreError extends Error {
   readonly storeStatus: number | undefined;
   /** The store's error types, outermost first (`search_phase_execution_exception`, `too_many_buckets_exception`…). */
   readonly storeErrorTypes: string[];
-  constructor(failure: LogStoreFailure, message: string, storeStatus?: number, storeErrorTypes: string[] = []) {
+  constructor(
+    failure: LogStoreFailure,
+    message: string,
+    storeStatus?: number,
+    storeErrorTypes: string[] = [],
+  ) {
     super(message);
     this.name = 'LogStoreError';
     this.failure = failure;
@@ -76,20 +81,24 @@ function errorTypes(body: unknown): { types: string[]; reason: string } {
     if (e.type) types.push(e.type);
     reason = e.reason ?? reason;
   }
-  for (const root of error?.root_cause ?? []) if (root.type && !types.includes(root.type)) types.push(root.type);
+  for (const root of error?.root_cause ?? [])
+    if (root.type && !types.includes(root.type)) types.push(root.type);
   return { types, reason };
 }
 
 function toStoreError(err: unknown): LogStoreError {
   if (err instanceof LogStoreError) return err;
-  if (err instanceof errors.RequestAbortedError) return new LogStoreError('aborted', 'request to the log store aborted');
-  if (err instanceof errors.TimeoutError) return new LogStoreError('timeout', 'the log store did not answer in time');
+  if (err instanceof errors.RequestAbortedError)
+    return new LogStoreError('aborted', 'request to the log store aborted');
+  if (err instanceof errors.TimeoutError)
+    return new LogStoreError('timeout', 'the log store did not answer in time');
   if (err instanceof errors.ConnectionError || err instanceof errors.NoLivingConnectionsError)
     return new LogStoreError('unavailable', `cannot reach the log store: ${err.message}`);
   if (err instanceof errors.ResponseError) {
     const status = err.statusCode;
     const { types, reason } = errorTypes(err.body);
-    if (status === 502 || status === 503 || status === 504)
+    // The store reports some refusals of the query itself with 503 (too many buckets); a bare 5xx is a gateway.
+    if ((status === 502 || status === 503 || status === 504) && !types.includes('too_many_buckets_exception'))
       return new LogStoreError('unavailable', `the log store answered ${status}`, status, types);
     return new LogStoreError(
       'rejected',
@@ -186,7 +195,11 @@ export class LogStore {
       throw new LogStoreError('aborted', 'request to the log store aborted');
     }
     const pending = send();
-    const abort = () => pending.abort();
+    // Returns nothing on purpose: abort() returns the request (a thenable), and an event listener that
+    // returns a rejected thenable makes EventTarget rethrow the rejection as an uncaught exception.
+    const abort = () => {
+      pending.abort();
+    };
     signal?.addEventListener('abort', abort, { once: true });
     try {
       const response = await pending;

@@ -28,9 +28,13 @@ export function parseUnixSeconds(parameter: string, raw: string | undefined): nu
   const shown = JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
   const expected = `${parameter} must be a Unix timestamp in whole seconds (an integer such as 1700000000)`;
   if (!DIGITS.test(raw)) {
-    if (/^-\s*[0-9]/.test(raw)) throw new TimeParameterError(parameter, `${expected}, not negative: got ${shown}`);
+    if (/^-\s*[0-9]/.test(raw))
+      throw new TimeParameterError(parameter, `${expected}, not negative: got ${shown}`);
     if (/^[0-9]+[.,][0-9]+$/.test(raw))
-      throw new TimeParameterError(parameter, `${expected}; fractions of a second are not allowed: got ${shown}`);
+      throw new TimeParameterError(
+        parameter,
+        `${expected}; fractions of a second are not allowed: got ${shown}`,
+      );
     throw new TimeParameterError(parameter, `${expected}: got ${shown}`);
   }
   const seconds = raw.length > 15 ? Number.POSITIVE_INFINITY : Number(raw);

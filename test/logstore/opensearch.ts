@@ -203,7 +203,9 @@ export async function startOpenSearch(options: OpenSearchOptions = {}): Promise<
       'OpenSearch cluster health yellow',
       async () => {
         if (node.exitCode !== null || node.signalCode !== null)
-          throw new StopWaiting(`OpenSearch exited (${node.exitCode ?? node.signalCode}) before it was ready`);
+          throw new StopWaiting(
+            `OpenSearch exited (${node.exitCode ?? node.signalCode}) before it was ready`,
+          );
         if (!existsSync(portsFile)) return undefined;
         const address = readFileSync(portsFile, 'utf8').trim().split('\n')[0];
         if (!address) return undefined;

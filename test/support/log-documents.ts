@@ -27,7 +27,8 @@ export function runtimeTime(timeMs: number, nanos = 0): string {
 /** A stable 64-hex container id per (namespace, pod, container). */
 export function containerId(line: Pick<LogLine, 'namespace' | 'pod' | 'container'>): string {
   let h = 0n;
-  for (const c of `${line.namespace}/${line.pod}/${line.container}`) h = (h * 131n + BigInt(c.charCodeAt(0))) % (1n << 64n);
+  for (const c of `${line.namespace}/${line.pod}/${line.container}`)
+    h = (h * 131n + BigInt(c.charCodeAt(0))) % (1n << 64n);
   return h.toString(16).padStart(16, '0').repeat(4);
 }
 
@@ -70,7 +71,8 @@ export async function seedLogs(storeUrl: string, prefix: string, lines: LogLine[
       headers: { 'Content-Type': 'application/x-ndjson' },
       body,
     })) as { errors: boolean; items: unknown[] };
-    if (result.errors) throw new Error(`bulk refused documents: ${JSON.stringify(result.items).slice(0, 1000)}`);
+    if (result.errors)
+      throw new Error(`bulk refused documents: ${JSON.stringify(result.items).slice(0, 1000)}`);
   }
 }
 
@@ -79,12 +81,12 @@ export async function deleteLogs(storeUrl: string, prefix: string): Promise<void
   await storeCall(`${storeUrl}/${prefix}-*?expand_wildcards=all`, { method: 'DELETE' });
 }
 
-/** Open search contexts (scroll cursors) on the store's nodes. */
-export async function openSearchContexts(storeUrl: string): Promise<number> {
-  const stats = (await storeCall(`${storeUrl}/_nodes/stats/indices/search`, { method: 'GET' })) as {
-    nodes: Record<string, { indices: { search: { open_contexts: number } } }>;
+/** Search contexts (scroll cursors) open on the daily indices of a prefix. */
+export async function openSearchContexts(storeUrl: string, prefix: string): Promise<number> {
+  const stats = (await storeCall(`${storeUrl}/${prefix}-*/_stats/search`, { method: 'GET' })) as {
+    _all: { total: { search: { open_contexts: number } } };
   };
-  return Object.values(stats.nodes).reduce((sum, n) => sum + n.indices.search.open_contexts, 0);
+  return stats._all.total.search.open_contexts;
 }
 
 /** An index prefix no other test uses. */

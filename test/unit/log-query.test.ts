@@ -132,7 +132,11 @@ describe('log query parameters', () => {
     rejects({ namespaces: 'Not_A_Namespace' }, 'namespaces', /not a namespace name/);
     rejects({ pods: 'a b' }, 'pods', /not a pod name/);
     rejects({ containers: 'x'.repeat(64) }, 'containers', /longer than 63/);
-    rejects({ namespaces: Array.from({ length: 101 }, (_, i) => `n${i}`).join(',') }, 'namespaces', /at most 100/);
+    rejects(
+      { namespaces: Array.from({ length: 101 }, (_, i) => `n${i}`).join(',') },
+      'namespaces',
+      /at most 100/,
+    );
     rejects({ interval: '15' }, 'interval', /s, m, h or d/);
     rejects({ interval: '0m' }, 'interval', /positive/);
     rejects({ interval: '2M' }, 'interval', /take 1 only/);

@@ -3,7 +3,13 @@ import { describe, test } from 'node:test';
 import { stripAnsi } from '../../src/logging/log-export.ts';
 import { dailyIndex, indicesFor } from '../../src/logging/index-names.ts';
 import { parseLogQuery } from '../../src/logging/log-query.ts';
-import { filterQuery, timeRange, toRecord, totalHits, workloadPodPattern } from '../../src/logging/store-query.ts';
+import {
+  filterQuery,
+  timeRange,
+  toRecord,
+  totalHits,
+  workloadPodPattern,
+} from '../../src/logging/store-query.ts';
 
 /** The pattern as a JavaScript regexp: the syntax used ([], {m,n}, |, (), \.) means the same in both. */
 const matches = (pattern: string, name: string) => new RegExp(`^(?:${pattern})$`).test(name);
@@ -13,7 +19,11 @@ describe('daily indices', () => {
     assert.equal(dailyIndex('logs', 0), 'logs-1970.01.01');
     const start = Date.UTC(2025, 11, 30, 23, 59, 59) / 1000;
     const end = Date.UTC(2026, 0, 1, 0, 0, 0) / 1000;
-    assert.deepEqual(indicesFor('logs', start, end), ['logs-2025.12.30', 'logs-2025.12.31', 'logs-2026.01.01']);
+    assert.deepEqual(indicesFor('logs', start, end), [
+      'logs-2025.12.30',
+      'logs-2025.12.31',
+      'logs-2026.01.01',
+    ]);
     assert.deepEqual(indicesFor('logs', end, end), ['logs-2026.01.01']);
   });
 
@@ -66,7 +76,16 @@ describe('workload pod names', () => {
   for (const pod of ['web-7d4b9c8f6-x2k9p', 'web-5-bcdfg', 'web-0', 'web-12', 'web-x2k9p']) {
     test(`web matches ${pod}`, () => assert.ok(matches(web, pod)));
   }
-  for (const pod of ['web', 'web-', 'webapp-0', 'web-7d4b9c8f6-x2k9', 'web-aeiou', 'web-7d4b9c8f6a1-x2k9p', 'xweb-0', 'api-web-0']) {
+  for (const pod of [
+    'web',
+    'web-',
+    'webapp-0',
+    'web-7d4b9c8f6-x2k9',
+    'web-aeiou',
+    'web-7d4b9c8f6a1-x2k9p',
+    'xweb-0',
+    'api-web-0',
+  ]) {
     test(`web does not match ${pod}`, () => assert.ok(!matches(web, pod)));
   }
 
@@ -76,11 +95,14 @@ describe('workload pod names', () => {
     assert.ok(!matches(dotted, 'axb-0'));
   });
 
-  test("long names: Kubernetes truncates the generated base to 58 characters", () => {
+  test('long names: Kubernetes truncates the generated base to 58 characters', () => {
     const name = 'd'.repeat(50); // 50 + '-' + hash(10) + '-' > 58
     const pattern = workloadPodPattern(name);
     assert.ok(matches(pattern, `${name}-bcd-x2k9p`), 'short hash: not truncated');
-    assert.ok(matches(pattern, `${name}-bcdfghj` + 'x2k9p'), '7 hash characters fill the 58, then the suffix');
+    assert.ok(
+      matches(pattern, `${name}-bcdfghj` + 'x2k9p'),
+      '7 hash characters fill the 58, then the suffix',
+    );
     const daemon = 'e'.repeat(60);
     assert.ok(matches(workloadPodPattern(daemon), `${daemon.slice(0, 58)}x2k9p`));
   });
