@@ -14,6 +14,7 @@ import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
 import { configuredLogStore } from './logging/configured-store.ts';
 import { logRoutes } from './logging/log-routes.ts';
+import { createLoggingMetrics } from './logging/logging-metrics.ts';
 import { removedLoggingRoutes } from './logging/removed-routes.ts';
 import { createHttpMetrics } from './observability/http-metrics.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
@@ -21,6 +22,7 @@ import { createMetricsRegistry } from './observability/metrics.ts';
 import { upstreamRequestDuration } from './observability/upstream-metrics.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { healthApi } from './openapi/health-api.ts';
+import { logsApi } from './openapi/logs-api.ts';
 import { nodesApi } from './openapi/nodes-api.ts';
 import { observabilityApi } from './openapi/observability-api.ts';
 import { NodeCache } from './resources/node-cache.ts';
@@ -45,9 +47,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   let kc;
   let logging;
   const registry = createMetricsRegistry();
+  const loggingMetrics = createLoggingMetrics(registry);
   try {
     kc = loadKubeConfig(config.kubernetes, env);
-    logging = configuredLogStore(config.logging, { registry, readFile: (p) => readFileSync(p, 'utf8') });
+    logging = configuredLogStore(config.logging, {
+      metrics: loggingMetrics,
+      readFile: (p) => readFileSync(p, 'utf8'),
+    });
   } catch (err) {
     if (err instanceof ConfigError) {
       logger.error(err.message, { key: err.key });
@@ -82,7 +88,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const version = packageVersion();
   // One entry per mounted route group: the document describes exactly what is wired below.
   const apiContext = { platformName: config.platformName, version };
-  const apiDocument = openApiDocument(apiContext, [healthApi(), observabilityApi(), nodesApi(apiContext)]);
+  const apiDocument = openApiDocument(apiContext, [
+    healthApi(),
+    observabilityApi(),
+    nodesApi(apiContext),
+    logsApi(apiContext),
+  ]);
 
   const app = createApp({
     logger,
@@ -111,7 +122,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         logging,
         check: (identity, attributes) => accessReviewer.check(identity, attributes),
         logger,
-        registry,
+        metrics: loggingMetrics,
       }),
       removedLoggingRoutes(config.platformName),
     ],

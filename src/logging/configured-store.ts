@@ -1,12 +1,12 @@
-import type { Registry } from 'prom-client';
 import { ConfigError, type LoggingConfig } from '../config/config.ts';
 import type { ConfiguredLogStore } from './log-routes.ts';
 import { LogStore } from './log-store.ts';
+import type { LoggingMetrics } from './logging-metrics.ts';
 
 /** The log store the configuration names, or undefined when `logging.hosts` is empty (logging not configured). */
 export function configuredLogStore(
   config: LoggingConfig,
-  deps: { registry: Registry; readFile: (path: string) => string; exportPageSize?: number },
+  deps: { metrics: LoggingMetrics; readFile: (path: string) => string; exportPageSize?: number },
 ): ConfiguredLogStore | undefined {
   if (config.hosts.length === 0) return undefined;
   let caPem = '';
@@ -28,7 +28,7 @@ export function configuredLogStore(
       caPem,
       insecureSkipVerify: config.tls.insecureSkipVerify,
       requestTimeoutMs: config.requestTimeoutSeconds * 1000,
-      registry: deps.registry,
+      metrics: deps.metrics,
     }),
     indexPrefix: config.indexPrefix,
     exportMaxLines: config.exportMaxLines,

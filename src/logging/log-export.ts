@@ -1,9 +1,9 @@
 import type { Response } from 'express';
-import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.ts';
 import { indicesFor } from './index-names.ts';
 import type { LogFilter, SortOrder } from './log-query.ts';
 import { LogStoreError, type LogStore } from './log-store.ts';
+import type { LoggingMetrics } from './logging-metrics.ts';
 import { exportBody, type SearchResponseBody } from './store-query.ts';
 
 /**
@@ -17,27 +17,6 @@ export const EXPORT_PAGE_SIZE = 1000;
 const SCROLL_KEEP_ALIVE = '1m';
 
 export type ExportOutcome = 'completed' | 'capped' | 'aborted' | 'failed';
-
-export interface ExportMetrics {
-  exports: Counter<'outcome'>;
-  lines: Counter;
-}
-
-export function createExportMetrics(registry: Registry): ExportMetrics {
-  return {
-    exports: new Counter({
-      name: 'platform_logging_exports_total',
-      help: 'Log exports by outcome: completed, capped (hit the line limit), aborted (client went away), failed (store error mid-stream).',
-      labelNames: ['outcome'],
-      registers: [registry],
-    }),
-    lines: new Counter({
-      name: 'platform_logging_export_lines_total',
-      help: 'Log lines written by exports.',
-      registers: [registry],
-    }),
-  };
-}
 
 /** ANSI escape sequences (colours, cursor movement, OSC titles): terminal noise in a downloaded file. */
 // eslint-disable-next-line no-control-regex
@@ -54,7 +33,7 @@ export interface ExportOptions {
   sort: SortOrder;
   maxLines: number;
   pageSize?: number;
-  metrics: ExportMetrics;
+  metrics: Pick<LoggingMetrics, 'exports' | 'exportLines'>;
   logger: Logger;
 }
 
@@ -131,7 +110,7 @@ export async function exportLogs(res: Response, options: ExportOptions): Promise
     }
   } finally {
     res.off('close', onClose);
-    metrics.lines.inc(lines);
+    metrics.exportLines.inc(lines);
     if (scrollId) {
       const id = scrollId;
       // Released even when the client is gone; a failure here only costs the store one cursor until keep-alive.

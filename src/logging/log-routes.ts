@@ -1,13 +1,13 @@
 import { Router, type Request, type Response } from 'express';
-import type { Registry } from 'prom-client';
 import { identityOf } from '../auth/identity.ts';
 import { HttpError } from '../http/status.ts';
 import type { Logger } from '../observability/logger.ts';
 import { authorizeLogRead, type AccessCheck } from './log-access.ts';
-import { createExportMetrics, exportLogs } from './log-export.ts';
+import { exportLogs } from './log-export.ts';
 import { parseLogQuery, badParameter } from './log-query.ts';
 import { searchLogs } from './log-search.ts';
 import { LogStoreError, type LogStore } from './log-store.ts';
+import type { LoggingMetrics } from './logging-metrics.ts';
 
 export interface ConfiguredLogStore {
   store: LogStore;
@@ -25,7 +25,7 @@ export interface LogRoutesDependencies {
   logging: ConfiguredLogStore | undefined;
   check: AccessCheck;
   logger: Logger;
-  registry: Registry;
+  metrics: LoggingMetrics;
   nowSeconds?: () => number;
 }
 
@@ -37,7 +37,6 @@ export function logsPath(platformName: string): string {
 /** `GET /kapis/tenant.<domain>/v1alpha2/logs`: query, statistics, histogram and export of container logs. */
 export function logRoutes(deps: LogRoutesDependencies): Router {
   const router = Router();
-  const exportMetrics = createExportMetrics(deps.registry);
   const nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
 
   router.get(logsPath(deps.platformName), async (req: Request, res: Response) => {
@@ -56,7 +55,7 @@ export function logRoutes(deps: LogRoutesDependencies): Router {
           sort: query.sort,
           maxLines: logging.exportMaxLines,
           ...(logging.exportPageSize ? { pageSize: logging.exportPageSize } : {}),
-          metrics: exportMetrics,
+          metrics: deps.metrics,
           logger: deps.logger,
         });
         return;
@@ -101,6 +100,11 @@ function storeFailure(err: LogStoreError, timeoutSeconds: number, logger: Logger
     case 'unavailable':
       return new HttpError(503, 'the log store is unavailable', retry);
     default:
+      if (err.storeStatus === 401 || err.storeStatus === 403)
+        return new HttpError(
+          502,
+          "the log store refused this server's credentials (logging.username, logging.password)",
+        );
       if (err.storeErrorTypes.includes('too_many_buckets_exception'))
         return badParameter(
           'interval',

@@ -1,5 +1,5 @@
 import { Client, errors } from '@opensearch-project/opensearch';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { LoggingMetrics } from './logging-metrics.ts';
 import type { QueryClause, SearchResponseBody } from './store-query.ts';
 
 /**
@@ -20,7 +20,7 @@ export interface LogStoreOptions {
   insecureSkipVerify: boolean;
   /** Bound on one call to the store (connect, send, answer). */
   requestTimeoutMs: number;
-  registry: Registry;
+  metrics: Pick<LoggingMetrics, 'storeRequests' | 'storeRequestSeconds'>;
 }
 
 export type LogStoreFailure =
@@ -112,8 +112,7 @@ function toStoreError(err: unknown): LogStoreError {
 
 export class LogStore {
   readonly #client: Client;
-  readonly #calls: Counter<'operation' | 'outcome'>;
-  readonly #seconds: Histogram<'operation' | 'outcome'>;
+  readonly #metrics: LogStoreOptions['metrics'];
 
   constructor(options: LogStoreOptions) {
     const https = options.hosts.some((h) => h.startsWith('https:'));
@@ -133,19 +132,7 @@ export class LogStore {
       maxRetries: Math.max(0, options.hosts.length - 1),
       sniffOnStart: false,
     });
-    this.#calls = new Counter({
-      name: 'platform_logging_store_requests_total',
-      help: 'Calls to the log store by operation (search, scroll, clear_scroll) and outcome (ok, unavailable, timeout, rejected, aborted).',
-      labelNames: ['operation', 'outcome'],
-      registers: [options.registry],
-    });
-    this.#seconds = new Histogram({
-      name: 'platform_logging_store_request_duration_seconds',
-      help: 'Duration of calls to the log store by operation and outcome.',
-      labelNames: ['operation', 'outcome'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [options.registry],
-    });
+    this.#metrics = options.metrics;
   }
 
   /** Runs a search; with `scroll`, the answer carries `_scroll_id` for the next pages. */
@@ -187,8 +174,11 @@ export class LogStore {
   ): Promise<T> {
     const startedAt = process.hrtime.bigint();
     const observe = (outcome: string) => {
-      this.#calls.inc({ operation, outcome });
-      this.#seconds.observe({ operation, outcome }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      this.#metrics.storeRequests.inc({ operation, outcome });
+      this.#metrics.storeRequestSeconds.observe(
+        { operation, outcome },
+        Number(process.hrtime.bigint() - startedAt) / 1e9,
+      );
     };
     if (signal?.aborted) {
       observe('aborted');

@@ -14,8 +14,9 @@ export function removedLoggingRoutes(platformName: string): Router {
     `the ${group} API group was removed: its workspace, namespace, workload and pod log endpoints and ` +
     `its log-setting API no longer exist. Query logs with GET ${logsPath(platformName)}; ` +
     'log collection is configured through the log-collection operator, not through this server';
-  const groupPath = new RegExp(`^/kapis/${group.replaceAll('.', '\\.')}(?:/.*)?$`);
-  router.all(groupPath, () => {
+  // A mounted middleware, not a route: every method and every path under the group, nothing else
+  // (`/kapis/logging.<domain>x` is another, unknown group).
+  router.use(`/kapis/${group}`, () => {
     throw new HttpError(404, message, { details: { group } });
   });
   return router;

@@ -17,6 +17,9 @@ import { startLogsServer, type LogsServer } from '../support/logs-server.ts';
 import { serverKubeConfig } from '../support/nodes-server.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { testLogStore, type TestLogStore } from '../support/shared-log-store.ts';
+import { OpenApiConformance } from '../support/openapi-conformance.ts';
+import { openApiDocument } from '../../src/openapi/document.ts';
+import { logsApi } from '../../src/openapi/logs-api.ts';
 
 interface StatusBody {
   kind: string;
@@ -113,11 +116,13 @@ describe('log query API against a real OpenSearch and the real kube-apiserver', 
   let cappedServer: LogsServer;
   let smallPageServer: LogsServer;
 
+  let openapi: OpenApiConformance;
+  /** GET that also checks the response against the server's OpenAPI description of the endpoint. */
   const get = async (srv: LogsServer, token: string, query: Record<string, string>) => {
     const res = await fetch(`${srv.logsUrl}?${new URLSearchParams(query)}`, {
       headers: { Authorization: `Bearer ${token}` },
     });
-    return { status: res.status, headers: res.headers, text: await res.text() };
+    return { status: res.status, headers: res.headers, text: await openapi.assertConforms('GET', res) };
   };
   const asAdmin = async (query: Record<string, string>, srv = server) => {
     const res = await get(srv, cp.admin.token, query);
@@ -128,6 +133,8 @@ describe('log query API against a real OpenSearch and the real kube-apiserver', 
     ((await asAdmin({ namespaces: `${alpha},${beta}`, ...query })) as QueryBody).query.total;
 
   before(async () => {
+    const ctx = { platformName: 'platform', version: 'test' };
+    openapi = await OpenApiConformance.create(openApiDocument(ctx, [logsApi(ctx)]));
     kc = serverKubeConfig(cp.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
@@ -468,7 +475,7 @@ describe('log query API against a real OpenSearch and the real kube-apiserver', 
     });
 
     test('no token is a 401', async () => {
-      const res = await fetch(`${server.logsUrl}?namespaces=${alpha}`);
+      const { res } = await openapi.fetch(`${server.logsUrl}?namespaces=${alpha}`);
       assert.equal(res.status, 401);
     });
   });
@@ -488,13 +495,13 @@ describe('log query API against a real OpenSearch and the real kube-apiserver', 
       ['GET', '/kapis/logging.platform.io'],
     ] as const) {
       test(`${method} ${path.replace(run, '…')}`, async () => {
-        const res = await fetch(`${server.url}${path}`, {
+        const { res, body } = await openapi.fetch(`${server.url}${path}`, {
           method,
           headers: { Authorization: `Bearer ${cp.admin.token}`, 'Content-Type': 'application/json' },
           ...(method === 'POST' || method === 'PUT' ? { body: '{"name":"es","type":"elasticsearch"}' } : {}),
         });
         assert.equal(res.status, 404);
-        const status = (await res.json()) as StatusBody;
+        const status = JSON.parse(body) as StatusBody;
         assert.equal(status.kind, 'Status');
         assert.equal(status.reason, 'NotFound');
         assert.match(status.message, /logging\.platform\.io API group was removed/);

@@ -9,6 +9,7 @@ import { Readiness } from '../../src/http/readiness.ts';
 import { healthRoutes } from '../../src/http/health-routes.ts';
 import { configuredLogStore } from '../../src/logging/configured-store.ts';
 import { logRoutes, logsPath } from '../../src/logging/log-routes.ts';
+import { createLoggingMetrics } from '../../src/logging/logging-metrics.ts';
 import { removedLoggingRoutes } from '../../src/logging/removed-routes.ts';
 import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
 import { kubeTokenAuthenticator } from './kube-token-authenticator.ts';
@@ -27,7 +28,7 @@ export interface LogsServer {
 export interface LogsServerOptions {
   kubeconfigPath: string;
   /** The log store configuration as `logging.*` keys would give it; undefined hosts: not configured. */
-  logging: Partial<LoggingConfig> & { tls?: Partial<LoggingConfig['tls']> };
+  logging: Partial<Omit<LoggingConfig, 'tls'>> & { tls?: Partial<LoggingConfig['tls']> };
   exportPageSize?: number;
   platformName?: string;
 }
@@ -51,6 +52,7 @@ export async function startLogsServer(options: LogsServerOptions): Promise<LogsS
   const registry = new Registry();
   const readiness = new Readiness();
   const platformName = options.platformName ?? 'platform';
+  const metrics = createLoggingMetrics(registry);
   const logging = configuredLogStore(
     {
       hosts: [],
@@ -63,7 +65,7 @@ export async function startLogsServer(options: LogsServerOptions): Promise<LogsS
       tls: { caFile: '', insecureSkipVerify: false, ...options.logging.tls },
     },
     {
-      registry,
+      metrics,
       readFile: (p) => readFileSync(p, 'utf8'),
       ...(options.exportPageSize ? { exportPageSize: options.exportPageSize } : {}),
     },
@@ -90,7 +92,7 @@ export async function startLogsServer(options: LogsServerOptions): Promise<LogsS
         logging,
         check: (identity, attributes) => reviewer.check(identity, attributes),
         logger,
-        registry,
+        metrics,
       }),
       removedLoggingRoutes(platformName),
     ],

@@ -4,13 +4,14 @@ import { STATUS_REASONS, statusFor } from '../../src/http/status.ts';
 import type { ApiContext } from '../../src/openapi/components.ts';
 import { openApiDocument } from '../../src/openapi/document.ts';
 import { healthApi } from '../../src/openapi/health-api.ts';
+import { logsApi } from '../../src/openapi/logs-api.ts';
 import { nodesApi } from '../../src/openapi/nodes-api.ts';
 import { oauthApi } from '../../src/openapi/oauth-api.ts';
 import { observabilityApi } from '../../src/openapi/observability-api.ts';
 import { OpenApiConformance, type ObservedResponse } from '../support/openapi-conformance.ts';
 
 const ctx: ApiContext = { platformName: 'acme', version: '1.2.3' };
-const allGroups = () => [healthApi(), observabilityApi(), oauthApi(), nodesApi(ctx)];
+const allGroups = () => [healthApi(), observabilityApi(), oauthApi(), nodesApi(ctx), logsApi(ctx)];
 
 const status404 = JSON.stringify(statusFor(404, 'nodes "x" not found'));
 const headers = (contentType: string, extra: Record<string, string> = {}) =>
