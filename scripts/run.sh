@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Entry point of the README's commands on a fresh machine: makes sure Node 24, the npm dependencies,
-# the control-plane binaries and helm (and, for tests, nginx) are present, then runs the demo or the
-# whole test suite.
+# the control-plane binaries and helm (and, for tests, nginx and the OpenSearch log store) are present,
+# then runs the demo or the whole test suite.
 #   bash scripts/run.sh test   unit + integration tests against a real kube-apiserver + etcd
 #   bash scripts/run.sh demo   local control plane with demo nodes, and the server against it
 set -euo pipefail
@@ -21,8 +21,11 @@ bash test/tools/build-promtool.sh >/dev/null
 case "${1:-}" in
   test)
     shift
-    # The trusted-proxy tests put a real nginx in front of the server.
+    # The trusted-proxy tests put a real nginx in front of the server; the log-store tests put one
+    # (TLS + basic auth) in front of OpenSearch.
     bash scripts/ensure-nginx.sh >/dev/null
+    # Java, Maven and the pinned OpenSearch test distribution (cached by version) for the log API tests.
+    bash test/logstore/install-opensearch.sh >/dev/null
     npm run --silent typecheck
     npm run --silent lint
     # One run, one summary line: unit tests, then integration tests sharing one control plane.

@@ -24,10 +24,11 @@ apt_updated=false
 apt_install() {
   [ "$(id -u)" -eq 0 ] || fail "missing $*; install it (apt-get install -y $*) or run as root"
   command -v apt-get >/dev/null 2>&1 || fail "missing $* and apt-get is not available"
-  if [ "$apt_updated" = false ]; then
+  # Package lists refreshed within the hour (e.g. by scripts/ensure-nginx.sh in the same run) are reused.
+  if [ "$apt_updated" = false ] && [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -60 2>/dev/null | head -1)" ]; then
     apt-get update -qq >&2
-    apt_updated=true
   fi
+  apt_updated=true
   log "installing $* with apt-get"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
 }

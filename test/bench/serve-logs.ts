@@ -1,0 +1,51 @@
+// The log API over a given store, for the log benchmark: the real routes, store client and export,
+// with every caller treated as a cluster admin (the benchmark measures the store path, not RBAC).
+// Prints its URL on stdout once listening.
+//   node test/bench/serve-logs.ts <store url> <index prefix>
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { setIdentity } from '../../src/auth/identity.ts';
+import { createApp } from '../../src/http/app.ts';
+import { startServer } from '../../src/http/server.ts';
+import { Readiness } from '../../src/http/readiness.ts';
+import { configuredLogStore } from '../../src/logging/configured-store.ts';
+import { logRoutes } from '../../src/logging/log-routes.ts';
+import { createLoggingMetrics } from '../../src/logging/logging-metrics.ts';
+import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
+
+const [storeUrl, indexPrefix] = process.argv.slice(2);
+if (!storeUrl || !indexPrefix) throw new Error('usage: serve-logs.ts <store url> <index prefix>');
+const logger = createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
+const metrics = createLoggingMetrics(new Registry());
+const logging = configuredLogStore(
+  {
+    hosts: [storeUrl],
+    username: '',
+    password: '',
+    tls: { caFile: '', insecureSkipVerify: false },
+    indexPrefix,
+    requestTimeoutSeconds: 30,
+    exportMaxLines: 10_000_000,
+  },
+  { metrics, readFile: () => '' },
+);
+const app = createApp({
+  logger,
+  requestContext: createRequestContextStore(),
+  publicRoutes: [],
+  authenticate: (_req, res, next) => {
+    setIdentity(res, { username: 'bench', groups: ['system:masters'] });
+    next();
+  },
+  protectedRoutes: [
+    logRoutes({ platformName: 'platform', logging, check: async () => ({ allowed: true }), logger, metrics }),
+  ],
+});
+const running = await startServer(app, {
+  host: '127.0.0.1',
+  port: 0,
+  requestTimeoutSeconds: 60,
+  readiness: new Readiness(),
+  logger,
+});
+process.stdout.write(`${running.url}\n`);
