@@ -1,8 +1,10 @@
 // The log API over a given store, for the log benchmark: the real routes, store client and export,
-// with every caller treated as a cluster admin (the benchmark measures the store path, not RBAC).
+// with every caller treated as a cluster admin (the benchmark measures the store path, not RBAC), and
+// GET /memory (process.memoryUsage()) for the benchmark to sample.
 // Prints its URL on stdout once listening.
 //   node test/bench/serve-logs.ts <store url> <index prefix>
 import { Writable } from 'node:stream';
+import { Router } from 'express';
 import { Registry } from 'prom-client';
 import { setIdentity } from '../../src/auth/identity.ts';
 import { createApp } from '../../src/http/app.ts';
@@ -32,7 +34,8 @@ const logging = configuredLogStore(
 const app = createApp({
   logger,
   requestContext: createRequestContextStore(),
-  publicRoutes: [],
+  // The process's own view of its memory, sampled by the benchmark while an export runs.
+  publicRoutes: [Router().get('/memory', (_req, res) => void res.json(process.memoryUsage()))],
   authenticate: (_req, res, next) => {
     setIdentity(res, { username: 'bench', groups: ['system:masters'] });
     next();
