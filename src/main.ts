@@ -27,7 +27,22 @@ import { nodesApi } from './openapi/nodes-api.ts';
 import { observabilityApi } from './openapi/observability-api.ts';
 import { NodeCache } from './resources/node-cache.ts';
 import { nodesRoutes } from './resources/nodes-routes.ts';
+import { oauthApi } from './openapi/oauth-api.ts';
 import { packageVersion } from './version.ts';
+import { AddressLimiter } from './auth/address-limiter.ts';
+import { createAuthMetrics } from './auth/auth-metrics.ts';
+import { AccessTokenAuthenticator, bearerAuthentication } from './auth/bearer-auth.ts';
+import { ensureBootstrapAdmin, readBootstrapPassword, type BootstrapAdmin } from './auth/bootstrap-admin.ts';
+import { ClientRegistry, parseClients } from './auth/clients.ts';
+import { IamApi } from './auth/iam-api.ts';
+import { iamGroupFor, type SessionObject, type UserObject } from './auth/iam-resources.ts';
+import { oauthRoutes } from './auth/oauth-routes.ts';
+import { OAuthService } from './auth/oauth-service.ts';
+import { PasswordVerifier } from './auth/passwords.ts';
+import { SessionStore } from './auth/session-store.ts';
+import { ephemeralKeySet, KeyError, loadKeySet, type KeySet } from './auth/signing-keys.ts';
+import { TokenService } from './auth/tokens.ts';
+import { UserStore } from './auth/user-store.ts';
 
 /** Composes the server from its configuration. The only place that wires modules together. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<RunningServer> {
@@ -85,12 +100,119 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     logger,
   });
 
+  // --- authentication: keys, users and sessions (custom resources), the token service, bearer checks ---
+  const authConfig = config.auth;
+  let keys: KeySet;
+  try {
+    const loaded = loadKeySet({
+      algorithm: authConfig.signingAlgorithm,
+      signingKeyFile: authConfig.signingKeyFile,
+      verificationKeyFiles: authConfig.verificationKeyFiles,
+      hmacSecretFile: authConfig.hmacSecretFile,
+      readFile: (p) => readFileSync(p.trim()),
+    });
+    if (loaded) {
+      keys = loaded;
+    } else {
+      keys = ephemeralKeySet(authConfig.signingAlgorithm === 'RS256' ? 'RS256' : 'ES256');
+      logger.warn(
+        'NO SIGNING KEY CONFIGURED (auth.signingKeyFile): using an ephemeral key. Tokens die with this process and ' +
+          'other replicas reject them. Development only: production supplies keys from a Secret.',
+        { kid: keys.signing.kid },
+      );
+    }
+  } catch (err) {
+    if (err instanceof KeyError) {
+      process.stderr.write(`platform-apiserver: invalid configuration: ${err.configKey}: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let bootstrapAdmin: BootstrapAdmin | undefined;
+  if (authConfig.bootstrapAdmin.username) {
+    try {
+      bootstrapAdmin = {
+        username: authConfig.bootstrapAdmin.username,
+        groups: authConfig.bootstrapAdmin.groups,
+        password: readBootstrapPassword(authConfig.bootstrapAdmin.passwordFile, (p) =>
+          readFileSync(p, 'utf8'),
+        ),
+      };
+    } catch (err) {
+      process.stderr.write(
+        `platform-apiserver: invalid configuration: auth.bootstrapAdmin.passwordFile: ${(err as Error).message}\n`,
+      );
+      process.exit(2);
+    }
+  }
+  const iamApi = new IamApi(kc, iamGroupFor(config.platformName));
+  const dropManagedFields = <T extends UserObject | SessionObject>(o: T): T => ({
+    ...o,
+    metadata: { ...o.metadata, managedFields: undefined },
+  });
+  const userInformer = iamApi.informer<UserObject>('users', {
+    logger,
+    metrics: cacheMetrics,
+    transform: dropManagedFields,
+  });
+  const sessionInformer = iamApi.informer<SessionObject>('sessions', {
+    logger,
+    metrics: cacheMetrics,
+    transform: dropManagedFields,
+  });
+  readiness.register('users-cache', () => userInformer.synced);
+  readiness.register('sessions-cache', () => sessionInformer.synced);
+  const users = new UserStore({ api: iamApi, informer: userInformer, policy: authConfig.lockout, logger });
+  const sessions = new SessionStore({ api: iamApi, informer: sessionInformer, logger });
+  const clients = parseClients(authConfig.clients, config.platformName);
+  const tokens = new TokenService({
+    keys,
+    issuer: authConfig.issuer || config.platformName,
+    audiences: clients.map((c) => c.id),
+    accessTokenMaxAgeSeconds: authConfig.accessTokenMaxAgeSeconds,
+    refreshTokenMaxAgeSeconds: authConfig.refreshTokenMaxAgeSeconds,
+    clockSkewSeconds: authConfig.clockSkewSeconds,
+  });
+  const authMetrics = createAuthMetrics(registry, () => sessions.count);
+  const oauth = new OAuthService({
+    tokens,
+    users,
+    sessions,
+    passwords: await PasswordVerifier.create(),
+    singleSession: authConfig.singleSession,
+    logger,
+    metrics: authMetrics,
+  });
+  userInformer.start();
+  sessionInformer.start();
+  if (bootstrapAdmin) {
+    const admin = bootstrapAdmin;
+    // Retried until the apiserver (and the CRD) can be reached; an existing user is left as it is.
+    const createAdmin = (): void => {
+      ensureBootstrapAdmin(admin, { api: iamApi, logger }).catch((err: unknown) => {
+        logger.warn('cannot create the first administrator yet, retrying', { error: String(err) });
+        setTimeout(createAdmin, 5000).unref();
+      });
+    };
+    createAdmin();
+  }
+  const sweep = setInterval(() => {
+    sessions
+      .sweepExpired()
+      .then((ended) => authMetrics.sessionsEnded.inc({ reason: 'expired' }, ended))
+      .then(() => users.liftExpiredLocks())
+      .catch((err: unknown) => logger.warn('session sweep failed', { error: String(err) }));
+  }, authConfig.sessionSweepIntervalSeconds * 1000);
+  sweep.unref();
+  const authenticator = new AccessTokenAuthenticator({ tokens, users, sessions });
+
   const version = packageVersion();
   // One entry per mounted route group: the document describes exactly what is wired below.
   const apiContext = { platformName: config.platformName, version };
   const apiDocument = openApiDocument(apiContext, [
     healthApi(),
     observabilityApi(),
+    oauthApi(),
     nodesApi(apiContext),
     logsApi(apiContext),
   ]);
@@ -99,6 +221,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     logger,
     requestContext,
     httpMetrics: createHttpMetrics(registry),
+    authenticate: bearerAuthentication({ authenticator, realm: config.platformName, metrics: authMetrics }),
     publicRoutes: [
       healthRoutes(readiness, {
         platform: config.platformName,
@@ -107,6 +230,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       }),
       metricsRoutes(registry),
       openApiRoutes(apiDocument),
+      oauthRoutes({
+        service: oauth,
+        authenticator,
+        clients: new ClientRegistry(clients),
+        keys,
+        limiter: new AddressLimiter({ requestsPerMinute: authConfig.addressRequestsPerMinute }),
+        metrics: authMetrics,
+        issuer: authConfig.issuer || config.platformName,
+        publicUrl: authConfig.publicUrl,
+      }),
     ],
     protectedRoutes: [
       nodesRoutes({
@@ -147,7 +280,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     logger,
     beforeDrain: () => {
       firstContact.stop();
+      clearInterval(sweep);
       void nodeCache.stop();
+      void userInformer.stop();
+      void sessionInformer.stop();
     },
   });
   return running;

@@ -24,6 +24,7 @@ export interface Config {
   log: {
     level: LogLevel;
   };
+  auth: AuthConfig;
   kubernetes: {
     /** Path to a kubeconfig. Empty: in-cluster ServiceAccount when running in a Pod, else the default kubeconfig. */
     kubeconfig: string;
@@ -71,6 +72,48 @@ export interface LoggingConfig {
   exportMaxLines: number;
 }
 
+export const SIGNING_ALGORITHMS = ['ES256', 'RS256', 'HS256'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+
+/** The OAuth token service and bearer authentication (src/auth/). */
+export interface AuthConfig {
+  /** `iss` of every token and of the discovery document. Empty: the platform name. */
+  issuer: string;
+  /** External base URL used in the discovery document. Empty: derived from each request. */
+  publicUrl: string;
+  /** OAuth clients as `id:secret[,id:secret…]`. Empty: one client whose id and secret are the platform name. */
+  clients: string;
+  signingAlgorithm: SigningAlgorithm;
+  /** PEM private key (ES256: P-256, RS256: RSA ≥ 2048 bits) that signs new tokens. Empty: an ephemeral key (dev only). */
+  signingKeyFile: string;
+  /** PEM files (public or private keys) still accepted for verification: keys being rotated in or out. */
+  verificationKeyFiles: string[];
+  /** File holding the shared secret (≥ 32 bytes) when signingAlgorithm is HS256. */
+  hmacSecretFile: string;
+  accessTokenMaxAgeSeconds: number;
+  refreshTokenMaxAgeSeconds: number;
+  /** Leeway for exp/nbf between replicas' clocks. */
+  clockSkewSeconds: number;
+  /** A new login ends the user's other sessions. */
+  singleSession: boolean;
+  lockout: {
+    /** Failed logins of one user within the window that lock the account until the window passes. */
+    maxFailures: number;
+    windowSeconds: number;
+  };
+  /** Token-endpoint requests allowed per client address per minute (0: no limit). */
+  addressRequestsPerMinute: number;
+  /** How often each replica deletes expired sessions. */
+  sessionSweepIntervalSeconds: number;
+  /** The first administrator, created at start when no User of that name exists (empty username: none). */
+  bootstrapAdmin: {
+    username: string;
+    /** File holding the password (e.g. a mounted Secret). */
+    passwordFile: string;
+    groups: string[];
+  };
+}
+
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -108,6 +151,54 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number | boole
   'http.requestTimeoutSeconds': { kind: { type: 'int', min: 1, max: 3600 }, default: 60 },
   'http.trustedProxies': { kind: { type: 'list', itemError: ipRangeError }, default: [] },
   'log.level': { kind: { type: 'enum', values: LOG_LEVELS }, default: 'info' },
+  'auth.issuer': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'auth.publicUrl': {
+    kind: {
+      type: 'string',
+      allowEmpty: true,
+      pattern: /^(https?:\/\/[^/\s]+(\/\S*)?)?$/,
+      patternHint: 'an http(s) URL',
+    },
+    default: '',
+  },
+  'auth.clients': {
+    kind: {
+      type: 'string',
+      allowEmpty: true,
+      pattern: /^([A-Za-z0-9._~-]+:[^,\s]+(,[A-Za-z0-9._~-]+:[^,\s]+)*)?$/,
+      patternHint: 'a list like "id:secret,id2:secret2"',
+    },
+    default: '',
+  },
+  'auth.signingAlgorithm': { kind: { type: 'enum', values: SIGNING_ALGORITHMS }, default: 'ES256' },
+  'auth.signingKeyFile': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'auth.verificationKeyFiles': { kind: { type: 'list', itemError: () => undefined }, default: [] },
+  'auth.hmacSecretFile': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'auth.accessTokenMaxAgeSeconds': { kind: { type: 'int', min: 60, max: 86_400 }, default: 7200 },
+  'auth.refreshTokenMaxAgeSeconds': { kind: { type: 'int', min: 120, max: 90 * 86_400 }, default: 14_400 },
+  'auth.clockSkewSeconds': { kind: { type: 'int', min: 0, max: 300 }, default: 10 },
+  'auth.singleSession': { kind: { type: 'bool' }, default: false },
+  'auth.lockout.maxFailures': { kind: { type: 'int', min: 1, max: 100 }, default: 10 },
+  'auth.lockout.windowSeconds': { kind: { type: 'int', min: 1, max: 86_400 }, default: 600 },
+  'auth.addressRequestsPerMinute': { kind: { type: 'int', min: 0, max: 1_000_000 }, default: 120 },
+  'auth.sessionSweepIntervalSeconds': { kind: { type: 'int', min: 1, max: 86_400 }, default: 60 },
+  'auth.bootstrapAdmin.username': {
+    kind: {
+      type: 'string',
+      allowEmpty: true,
+      pattern: /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$/,
+      patternHint: 'a lowercase DNS subdomain (a User object name)',
+    },
+    default: '',
+  },
+  'auth.bootstrapAdmin.passwordFile': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'auth.bootstrapAdmin.groups': {
+    kind: {
+      type: 'list',
+      itemError: (g) => (g.length > 253 ? `group ${g.slice(0, 20)}… is too long` : undefined),
+    },
+    default: ['platform-admins'],
+  },
   'kubernetes.kubeconfig': { kind: { type: 'string', allowEmpty: true }, default: '' },
   'kubernetes.context': { kind: { type: 'string', allowEmpty: true }, default: '' },
   'authz.allowedTtlSeconds': { kind: { type: 'int', min: 0, max: 3600 }, default: 10 },
@@ -179,6 +270,45 @@ export function loadConfig(sources: ConfigSources): Config {
   }
 
   const value = (key: string) => coerce(key, FIELDS[key]!.kind, raw.get(key));
+  const auth: AuthConfig = {
+    issuer: value('auth.issuer') as string,
+    publicUrl: value('auth.publicUrl') as string,
+    clients: value('auth.clients') as string,
+    signingAlgorithm: value('auth.signingAlgorithm') as SigningAlgorithm,
+    signingKeyFile: value('auth.signingKeyFile') as string,
+    verificationKeyFiles: value('auth.verificationKeyFiles') as string[],
+    hmacSecretFile: value('auth.hmacSecretFile') as string,
+    accessTokenMaxAgeSeconds: value('auth.accessTokenMaxAgeSeconds') as number,
+    refreshTokenMaxAgeSeconds: value('auth.refreshTokenMaxAgeSeconds') as number,
+    clockSkewSeconds: value('auth.clockSkewSeconds') as number,
+    singleSession: value('auth.singleSession') as boolean,
+    lockout: {
+      maxFailures: value('auth.lockout.maxFailures') as number,
+      windowSeconds: value('auth.lockout.windowSeconds') as number,
+    },
+    addressRequestsPerMinute: value('auth.addressRequestsPerMinute') as number,
+    sessionSweepIntervalSeconds: value('auth.sessionSweepIntervalSeconds') as number,
+    bootstrapAdmin: {
+      username: value('auth.bootstrapAdmin.username') as string,
+      passwordFile: value('auth.bootstrapAdmin.passwordFile') as string,
+      groups: value('auth.bootstrapAdmin.groups') as string[],
+    },
+  };
+  if (auth.bootstrapAdmin.username && !auth.bootstrapAdmin.passwordFile) {
+    throw new ConfigError(
+      'auth.bootstrapAdmin.passwordFile',
+      'required when auth.bootstrapAdmin.username is set',
+    );
+  }
+  if (auth.refreshTokenMaxAgeSeconds <= auth.accessTokenMaxAgeSeconds) {
+    throw new ConfigError(
+      'auth.refreshTokenMaxAgeSeconds',
+      `${auth.refreshTokenMaxAgeSeconds} must be longer than auth.accessTokenMaxAgeSeconds (${auth.accessTokenMaxAgeSeconds})`,
+    );
+  }
+  if (auth.signingAlgorithm === 'HS256' && !auth.hmacSecretFile) {
+    throw new ConfigError('auth.hmacSecretFile', 'required when auth.signingAlgorithm is HS256');
+  }
   const config: Config = {
     platformName: value('platformName') as string,
     http: {
@@ -189,6 +319,7 @@ export function loadConfig(sources: ConfigSources): Config {
       trustedProxies: value('http.trustedProxies') as string[],
     },
     log: { level: value('log.level') as LogLevel },
+    auth,
     kubernetes: {
       kubeconfig: value('kubernetes.kubeconfig') as string,
       context: value('kubernetes.context') as string,

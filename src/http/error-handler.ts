@@ -49,7 +49,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (known) {
       res.set(known.headers).status(known.statusCode);
       if (req.path.startsWith('/oauth/')) {
-        res.json({ error: 'invalid_request', error_description: known.message });
+        res.json({ error: known.oauthError ?? 'invalid_request', error_description: known.message });
       } else {
         res.json(statusFor(known.statusCode, known.message, known.details));
       }

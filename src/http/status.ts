@@ -79,15 +79,18 @@ export class HttpError extends Error {
   readonly statusCode: number;
   readonly details: StatusDetails | undefined;
   readonly headers: Record<string, string>;
+  /** RFC 6749 §5.2 error code used when the path is under /oauth/ (default: invalid_request). */
+  readonly oauthError: string | undefined;
   constructor(
     statusCode: number,
     message: string,
-    options: { details?: StatusDetails; headers?: Record<string, string> } = {},
+    options: { details?: StatusDetails; headers?: Record<string, string>; oauthError?: string } = {},
   ) {
     super(message);
     this.name = 'HttpError';
     this.statusCode = statusCode;
     this.details = options.details;
     this.headers = options.headers ?? {};
+    this.oauthError = options.oauthError;
   }
 }

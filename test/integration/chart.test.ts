@@ -274,6 +274,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['users', 'sessions'],
         verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
       },
+      { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);

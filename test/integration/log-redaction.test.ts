@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { waitFor } from '../cluster/wait-for.ts';
 import { startServerProcess } from '../support/server-process.ts';
+import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
 // At the top level, so a private control plane (file run alone) is stopped after all tests of the file.
@@ -21,6 +22,7 @@ function tokenLike(field: string): string {
 
 describe('logs never carry a secret, whatever field a client puts it in', () => {
   test('requests with secrets in headers, cookies, query strings and bodies, against every kind of route', async () => {
+    await installIamCrds(adminKubeConfig(cp.kubeconfigPath));
     const server = await startServerProcess([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       '--log.level=debug',

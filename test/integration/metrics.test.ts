@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { FORBIDDEN_LABELS } from '../../src/observability/metrics.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { promtoolPath } from '../tools/promtool.ts';
 
@@ -35,6 +36,8 @@ describe('GET /metrics of the real server', () => {
   let promtool: string;
   before(async () => {
     promtool = promtoolPath();
+    // Readiness waits for the user and session caches, which need the IAM CRDs.
+    await installIamCrds(adminKubeConfig(cp.kubeconfigPath));
     server = await startServerProcess([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`]);
     await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
   });
@@ -51,10 +54,11 @@ describe('GET /metrics of the real server', () => {
     const secretish = randomBytes(16).toString('hex');
     assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
     assert.equal((await fetch(`${server.url}/version`)).status, 200);
-    assert.equal((await fetch(`${server.url}/no/such/${secretish}?token=${secretish}`)).status, 404);
+    // Without a token, authentication answers before routing: 401, counted as unmatched.
+    assert.equal((await fetch(`${server.url}/no/such/${secretish}?token=${secretish}`)).status, 401);
     assert.equal(
       (await fetch(`${server.url}/apis/${secretish}/v1/things`, { method: 'DELETE' })).status,
-      404,
+      401,
     );
 
     const res = await fetch(`${server.url}/metrics`);
@@ -69,8 +73,9 @@ describe('GET /metrics of the real server', () => {
     const http = 'platform_http_requests_total';
     assert.ok(sampleSum(text, http, { verb: 'GET', route: '/healthz', code: '200', group: '' }) >= 1);
     assert.ok(sampleSum(text, http, { verb: 'GET', route: '/version', code: '200' }) >= 1);
-    assert.ok(sampleSum(text, http, { verb: 'GET', route: 'unmatched', code: '404' }) >= 1);
-    assert.ok(sampleSum(text, http, { verb: 'DELETECOLLECTION', route: 'unmatched', code: '404' }) >= 1);
+    assert.ok(sampleSum(text, http, { verb: 'GET', route: 'unmatched', code: '401' }) >= 1);
+    assert.ok(sampleSum(text, http, { verb: 'DELETECOLLECTION', route: 'unmatched', code: '401' }) >= 1);
+    assert.ok(sampleSum(text, 'platform_bearer_authentications_total', { outcome: 'missing' }) >= 2);
     assert.ok(sampleSum(text, 'platform_http_request_duration_seconds_count', { route: '/healthz' }) >= 1);
     assert.ok(!text.includes(secretish), 'no client-chosen path segment or query value in any label');
 

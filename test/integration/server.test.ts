@@ -7,6 +7,7 @@ import type { ControlPlane } from '../cluster/control-plane.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
 
 const run = promisify(execFile);
 const mainTs = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -17,6 +18,8 @@ describe('server process against the real kube-apiserver', () => {
   let server: ServerProcess;
   before(async () => {
     cp = await testControlPlane();
+    // Readiness also waits for the user and session caches, which need the IAM CRDs.
+    await installIamCrds(adminKubeConfig(cp.kubeconfigPath));
     server = await startServerProcess([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`]);
   });
   after(async () => {
@@ -47,22 +50,24 @@ describe('server process against the real kube-apiserver', () => {
     assert.equal(body['node'], process.version);
   });
 
-  test('unknown paths are a Kubernetes Status 404; request ids are echoed and logged', async () => {
+  test('unknown paths without a token are a Kubernetes Status 401; request ids are echoed and logged', async () => {
+    // Authentication runs before routing, as in the kube-apiserver (authenticated: 404, see oauth-flow tests).
     const res = await fetch(`${server.url}/no/such/thing?x=1`, {
       headers: { 'X-Request-Id': 'req-abc.123' },
     });
-    assert.equal(res.status, 404);
+    assert.equal(res.status, 401);
     assert.equal(res.headers.get('x-request-id'), 'req-abc.123');
+    assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer realm="platform"/);
     const body = (await res.json()) as Record<string, unknown>;
     assert.equal(body['kind'], 'Status');
     assert.equal(body['apiVersion'], 'v1');
     assert.equal(body['status'], 'Failure');
-    assert.equal(body['reason'], 'NotFound');
-    assert.equal(body['code'], 404);
+    assert.equal(body['reason'], 'Unauthorized');
+    assert.equal(body['code'], 401);
     const line = await waitFor('access log line', () =>
       server.logs().find((l) => l['message'] === 'request' && l['requestId'] === 'req-abc.123'),
     );
-    assert.equal(line['status'], 404);
+    assert.equal(line['status'], 401);
     assert.equal(line['method'], 'GET');
     assert.equal(line['route'], 'unmatched');
     assert.equal(typeof line['durationMs'], 'number');

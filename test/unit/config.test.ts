@@ -114,4 +114,36 @@ describe('config', () => {
       /expected a mapping/,
     );
   });
+
+  test('auth keys: defaults, bool values and cross-field checks', () => {
+    const c = loadConfig(sources());
+    assert.equal(c.auth.accessTokenMaxAgeSeconds, 7200);
+    assert.equal(c.auth.refreshTokenMaxAgeSeconds, 14_400);
+    assert.equal(c.auth.signingAlgorithm, 'ES256');
+    assert.equal(c.auth.singleSession, false);
+    assert.deepEqual(c.auth.lockout, { maxFailures: 10, windowSeconds: 600 });
+    assert.equal(loadConfig(sources({ argv: ['--auth.singleSession=true'] })).auth.singleSession, true);
+    assert.equal(
+      loadConfig(
+        sources({ files: { '/c.yaml': 'auth:\n  singleSession: true\n' }, argv: ['--config=/c.yaml'] }),
+      ).auth.singleSession,
+      true,
+    );
+    rejectsWithKey(() => loadConfig(sources({ argv: ['--auth.singleSession=yes'] })), 'auth.singleSession');
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--auth.refreshTokenMaxAgeSeconds=3600'] })),
+      'auth.refreshTokenMaxAgeSeconds',
+      /longer than auth\.accessTokenMaxAgeSeconds/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--auth.signingAlgorithm=HS256'] })),
+      'auth.hmacSecretFile',
+    );
+    rejectsWithKey(() => loadConfig(sources({ argv: ['--auth.clients=no-secret'] })), 'auth.clients');
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--auth.lockout.maxFailures=0'] })),
+      'auth.lockout.maxFailures',
+    );
+    assert.equal(loadConfig(sources({ env: { PLATFORM_AUTH_CLIENTS: 'a:b,c:d' } })).auth.clients, 'a:b,c:d');
+  });
 });

@@ -1,0 +1,90 @@
+import {
+  ApiException,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
+import type { CacheMetrics } from '../cluster/cache-metrics.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { IamGroup } from './iam-resources.ts';
+
+export type IamPlural = 'users' | 'sessions';
+
+/** Another writer changed the object since we read it (HTTP 409 on a resourceVersion precondition). */
+export class ConflictError extends Error {}
+
+/** Thin access to the IAM custom resources: every cluster call of src/auth goes through here. */
+export class IamApi {
+  readonly iam: IamGroup;
+  readonly #kc: KubeConfig;
+  readonly #api: CustomObjectsApi;
+
+  constructor(kc: KubeConfig, iam: IamGroup) {
+    this.iam = iam;
+    this.#kc = kc;
+    this.#api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  #ref(plural: IamPlural) {
+    return { group: this.iam.group, version: this.iam.version, plural };
+  }
+
+  /** The object, or undefined when it does not exist. A linearizable read (no resourceVersion): never stale. */
+  async get<T extends KubernetesObject>(plural: IamPlural, name: string): Promise<T | undefined> {
+    try {
+      return (await this.#api.getClusterCustomObject({ ...this.#ref(plural), name })) as T;
+    } catch (err) {
+      if (codeOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async create<T extends KubernetesObject>(plural: IamPlural, body: T): Promise<T> {
+    return (await this.#api.createClusterCustomObject({ ...this.#ref(plural), body })) as T;
+  }
+
+  /** Compare-and-swap: fails with ConflictError unless the object is still at body.metadata.resourceVersion. */
+  async replace<T extends KubernetesObject>(plural: IamPlural, body: T, subresource?: 'status'): Promise<T> {
+    const param = { ...this.#ref(plural), name: body.metadata!.name!, body };
+    try {
+      return (
+        subresource === 'status'
+          ? await this.#api.replaceClusterCustomObjectStatus(param)
+          : await this.#api.replaceClusterCustomObject(param)
+      ) as T;
+    } catch (err) {
+      if (codeOf(err) === 409) throw new ConflictError(`${plural}/${param.name} changed concurrently`);
+      throw err;
+    }
+  }
+
+  /** Deletes; true if it existed. */
+  async delete(plural: IamPlural, name: string): Promise<boolean> {
+    try {
+      await this.#api.deleteClusterCustomObject({ ...this.#ref(plural), name });
+      return true;
+    } catch (err) {
+      if (codeOf(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  informer<T extends KubernetesObject>(
+    plural: IamPlural,
+    deps: { logger: Logger; metrics?: CacheMetrics; transform?: (o: T) => T },
+  ): Informer<T> {
+    return new Informer<T>({
+      kind: `${plural}.${this.iam.group}`,
+      list: async () => (await this.#api.listClusterCustomObject({ ...this.#ref(plural) })) as ListResult<T>,
+      watch: kubeWatch(this.#kc, `/apis/${this.iam.group}/${this.iam.version}/${plural}`),
+      logger: deps.logger,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(deps.transform ? { transform: deps.transform } : {}),
+    });
+  }
+}
+
+export function codeOf(err: unknown): number | undefined {
+  return err instanceof ApiException ? err.code : undefined;
+}

@@ -1,0 +1,163 @@
+import express, { type Request, type RequestHandler } from 'express';
+import { HttpError } from '../http/status.ts';
+
+/** Largest token/revoke request body accepted; real ones are a few hundred bytes. */
+export const MAX_FORM_BYTES = 16 * 1024;
+
+/** An RFC 6749 §5.2 error: rendered as `{error, error_description}` by the one error handler. */
+export function oauthError(
+  statusCode: number,
+  error: string,
+  description: string,
+  headers?: Record<string, string>,
+): HttpError {
+  return new HttpError(statusCode, description, { oauthError: error, ...(headers ? { headers } : {}) });
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const readRawBody = express.raw({ type: () => true, limit: MAX_FORM_BYTES, inflate: false });
+
+/**
+ * Accepts only `application/x-www-form-urlencoded` (UTF-8) bodies of at most 16 KiB and puts the parsed
+ * fields on `res.locals.form`. Wrong type → 415, too large → 413, malformed or repeated field → 400.
+ */
+export const formBody: RequestHandler = (req, res, next) => {
+  const type = req.headers['content-type'];
+  if (!type || !req.is('application/x-www-form-urlencoded')) {
+    next(
+      oauthError(415, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded', {
+        Accept: 'application/x-www-form-urlencoded',
+      }),
+    );
+    return;
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    next(oauthError(415, 'invalid_request', `charset ${charset} is not supported; send UTF-8`));
+    return;
+  }
+  readRawBody(req, res, (err?: unknown) => {
+    if (err) {
+      next(err);
+      return;
+    }
+    try {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      res.locals['form'] = parseForm(body);
+      next();
+    } catch (parseErr) {
+      next(parseErr);
+    }
+  });
+};
+
+/** The form fields of a request that went through `formBody`. */
+export function formOf(res: { locals: Record<string, unknown> }): ReadonlyMap<string, string> {
+  return res.locals['form'] as ReadonlyMap<string, string>;
+}
+
+/**
+ * Parses an urlencoded body strictly: invalid UTF-8 (raw or percent-encoded), bad escapes and repeated
+ * fields are errors rather than silently replaced or merged. Empty values count as absent (RFC 6749 §3.1).
+ */
+export function parseForm(body: Buffer): Map<string, string> {
+  let text: string;
+  try {
+    text = strictUtf8.decode(body);
+  } catch {
+    throw oauthError(400, 'invalid_request', 'request body is not valid UTF-8');
+  }
+  const fields = new Map<string, string>();
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? '' : decodeComponent(pair.slice(eq + 1));
+    if (fields.has(name))
+      throw oauthError(400, 'invalid_request', `parameter ${printable(name)} is repeated`);
+    fields.set(name, value);
+  }
+  for (const [name, value] of fields) if (value === '') fields.delete(name);
+  return fields;
+}
+
+function decodeComponent(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    throw oauthError(400, 'invalid_request', 'request body has a malformed percent-encoding');
+  }
+}
+
+/** A field name safe to echo in an error message. */
+function printable(name: string): string {
+  return JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name);
+}
+
+/** A required field; missing → 400 invalid_request naming it. */
+export function requireField(form: ReadonlyMap<string, string>, name: string): string {
+  const value = form.get(name);
+  if (value === undefined) throw oauthError(400, 'invalid_request', `parameter ${name} is required`);
+  return value;
+}
+
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  /** How the client authenticated: decides whether a failure carries `WWW-Authenticate`. */
+  method: 'client_secret_basic' | 'client_secret_post';
+}
+
+/**
+ * Client credentials from HTTP Basic (RFC 6749 §2.3.1, form-urlencoded id and secret) or from the form.
+ * Using both at once is refused, as the RFC requires a single method.
+ */
+export function clientCredentialsOf(req: Request, form: ReadonlyMap<string, string>): ClientCredentials {
+  const authorization = req.headers.authorization;
+  const inForm = form.has('client_id') || form.has('client_secret');
+  // Other schemes (a stale `Bearer` a client sends everywhere) are not client authentication: ignored here.
+  if (authorization !== undefined && /^basic(\s|$)/i.test(authorization)) {
+    const basic = parseBasic(authorization);
+    if (inForm) {
+      throw oauthError(
+        400,
+        'invalid_request',
+        'send client credentials either with HTTP Basic or in the form, not both',
+      );
+    }
+    return { ...basic, method: 'client_secret_basic' };
+  }
+  const clientId = form.get('client_id');
+  const clientSecret = form.get('client_secret');
+  if (clientId === undefined) throw oauthError(401, 'invalid_client', 'client authentication is required');
+  if (clientSecret === undefined) throw oauthError(401, 'invalid_client', 'client authentication failed');
+  return { clientId, clientSecret, method: 'client_secret_post' };
+}
+
+export const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="oauth", charset="UTF-8"' };
+
+function parseBasic(header: string): { clientId: string; clientSecret: string } {
+  const invalid = () =>
+    oauthError(401, 'invalid_client', 'malformed HTTP Basic client credentials', BASIC_CHALLENGE);
+  const match = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(header);
+  if (!match) throw invalid();
+  const encoded = match[1]!;
+  if (encoded.length % 4 !== 0) throw invalid();
+  let decoded: string;
+  try {
+    decoded = strictUtf8.decode(Buffer.from(encoded, 'base64'));
+  } catch {
+    throw invalid();
+  }
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) throw invalid();
+  try {
+    // RFC 6749 §2.3.1: id and secret are form-urlencoded before being joined.
+    const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
+    const clientSecret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
+    if (clientSecret === '') throw new Error('empty secret');
+    return { clientId, clientSecret };
+  } catch {
+    throw invalid();
+  }
+}

@@ -1,0 +1,213 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { HttpError } from '../http/status.ts';
+import type { AddressLimiter } from './address-limiter.ts';
+import type { AuthMetrics, TokenOutcome } from './auth-metrics.ts';
+import { BearerError, type AccessTokenAuthenticator } from './bearer-auth.ts';
+import type { ClientRegistry } from './clients.ts';
+import {
+  BASIC_CHALLENGE,
+  clientCredentialsOf,
+  formBody,
+  formOf,
+  oauthError,
+  requireField,
+} from './oauth-request.ts';
+import type { OAuthService } from './oauth-service.ts';
+import { jwksOf, type KeySet } from './signing-keys.ts';
+
+export interface OAuthRoutesDependencies {
+  service: OAuthService;
+  authenticator: AccessTokenAuthenticator;
+  clients: ClientRegistry;
+  keys: KeySet;
+  limiter: AddressLimiter;
+  metrics: AuthMetrics;
+  issuer: string;
+  /** External base URL for the discovery document; empty: taken from each request. */
+  publicUrl: string;
+}
+
+const GRANT_TYPES = ['password', 'refresh_token'] as const;
+
+/**
+ * /oauth/token (password and refresh_token grants), /oauth/revoke (RFC 7009), /oauth/logout, /oauth/keys
+ * (JWKS) and the discovery documents. Thin: parse, authenticate the client, call the service, respond.
+ */
+export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
+  const router = Router();
+  const noStore: RequestHandler = (_req, res, next) => {
+    res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+    next();
+  };
+  const limitAddress: RequestHandler = (req, _res, next) => {
+    const verdict = deps.limiter.take(req.ip ?? 'unknown');
+    if (verdict.allowed) {
+      next();
+      return;
+    }
+    if (req.path === '/oauth/token')
+      deps.metrics.tokenRequests.inc({ grant_type: 'unknown', outcome: 'rate_limited' });
+    next(
+      oauthError(
+        429,
+        'invalid_request',
+        `too many requests from this address; retry after ${verdict.retryAfterSeconds} s`,
+        {
+          'Retry-After': String(verdict.retryAfterSeconds),
+        },
+      ),
+    );
+  };
+
+  router.post('/oauth/token', noStore, limitAddress, formBody, (req, res, next) => {
+    const form = formOf(res);
+    const grantType = form.get('grant_type');
+    const grantLabel = (GRANT_TYPES as readonly string[]).includes(grantType ?? '') ? grantType! : 'other';
+    const count = (outcome: TokenOutcome) =>
+      deps.metrics.tokenRequests.inc({ grant_type: grantLabel, outcome });
+    handleToken(req, res, form, grantType).then(
+      () => count('success'),
+      (err: unknown) => {
+        count(outcomeOf(err));
+        next(err);
+      },
+    );
+  });
+
+  const handleToken = async (
+    req: Request,
+    res: Response,
+    form: ReadonlyMap<string, string>,
+    grantType: string | undefined,
+  ): Promise<void> => {
+    const client = authenticateClient(req, form);
+    if (grantType === undefined) throw oauthError(400, 'invalid_request', 'parameter grant_type is required');
+    if (grantType === 'password') {
+      const login = requireField(form, 'username');
+      const password = requireField(form, 'password');
+      res.json(
+        await deps.service.passwordGrant({ clientId: client, login, password, sourceAddress: req.ip }),
+      );
+      return;
+    }
+    if (grantType === 'refresh_token') {
+      res.json(await deps.service.refreshGrant(client, requireField(form, 'refresh_token')));
+      return;
+    }
+    throw oauthError(400, 'unsupported_grant_type', 'supported grant types: password, refresh_token');
+  };
+
+  const authenticateClient = (req: Request, form: ReadonlyMap<string, string>): string => {
+    const credentials = clientCredentialsOf(req, form);
+    if (!deps.clients.authenticate(credentials.clientId, credentials.clientSecret)) {
+      const headers = credentials.method === 'client_secret_basic' ? BASIC_CHALLENGE : undefined;
+      throw oauthError(401, 'invalid_client', 'client authentication failed', headers);
+    }
+    return credentials.clientId;
+  };
+
+  router.post('/oauth/revoke', noStore, limitAddress, formBody, (req, res, next) => {
+    const form = formOf(res);
+    Promise.resolve()
+      .then(async () => {
+        const client = authenticateClient(req, form);
+        await deps.service.revoke(client, requireField(form, 'token'), form.get('token_type_hint'));
+        // RFC 7009 gives 200 no meaning beyond success; an empty JSON object keeps JSON-only clients happy.
+        res.status(200).json({});
+      })
+      .catch(next);
+  });
+
+  router.post('/oauth/logout', noStore, (req, res, next) => {
+    const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    if (!match) {
+      next(
+        oauthError(401, 'invalid_token', 'send the access token of the session as Authorization: Bearer', {
+          'WWW-Authenticate': `Bearer realm="oauth"`,
+        }),
+      );
+      return;
+    }
+    deps.service.logout(match[1]!).then(() => res.json({ message: 'success' }), next);
+  });
+
+  // Who the bearer token belongs to, as every API behind authentication sees it.
+  router.get('/oauth/userinfo', noStore, (req, res, next) => {
+    const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    const invalid = (message: string) =>
+      oauthError(401, 'invalid_token', message, {
+        'WWW-Authenticate': `Bearer realm="oauth", error="invalid_token"`,
+      });
+    if (!match) {
+      next(invalid('send an access token as Authorization: Bearer'));
+      return;
+    }
+    deps.authenticator.authenticate(match[1]!).then(
+      (identity) =>
+        res.json({ sub: identity.username, username: identity.username, groups: identity.groups }),
+      (err: unknown) => next(err instanceof BearerError ? invalid(err.message) : err),
+    );
+  });
+
+  router.get('/oauth/keys', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').json(jwksOf(deps.keys));
+  });
+
+  const discovery: RequestHandler = (req, res) => {
+    const base = deps.publicUrl ? deps.publicUrl.replace(/\/+$/, '') : `${req.protocol}://${req.get('host')}`;
+    res.set('Cache-Control', 'public, max-age=300').json({
+      issuer: deps.issuer,
+      token_endpoint: `${base}/oauth/token`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      jwks_uri: `${base}/oauth/keys`,
+      grant_types_supported: [...GRANT_TYPES],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      access_token_signing_alg_values_supported: [deps.keys.signing.algorithm],
+      claims_supported: ['iss', 'sub', 'username', 'aud', 'iat', 'nbf', 'exp', 'jti', 'sid', 'token_type'],
+    });
+  };
+  router.get('/.well-known/openid-configuration', discovery);
+  router.get('/.well-known/oauth-authorization-server', discovery);
+  router.get('/oauth/.well-known/openid-configuration', discovery);
+
+  // What reaches this point under /oauth/ matched no route: a wrong method (405 naming the allowed ones) or
+  // an unknown endpoint (404), both in RFC 6749 form. A middleware, not routes, so the route table stays exact.
+  const allowedMethods: Record<string, string> = {
+    '/oauth/token': 'POST',
+    '/oauth/revoke': 'POST',
+    '/oauth/logout': 'POST',
+    '/oauth/keys': 'GET, HEAD',
+    '/oauth/userinfo': 'GET, HEAD',
+    '/oauth/.well-known/openid-configuration': 'GET, HEAD',
+  };
+  router.use((req, _res, next) => {
+    if (!req.path.startsWith('/oauth/')) {
+      next();
+      return;
+    }
+    const allow = allowedMethods[req.path];
+    next(
+      allow
+        ? oauthError(405, 'invalid_request', `method ${req.method} is not allowed; use ${allow}`, {
+            Allow: allow,
+          })
+        : oauthError(404, 'invalid_request', `no OAuth endpoint at ${req.path}`),
+    );
+  });
+  return router;
+}
+
+function outcomeOf(err: unknown): TokenOutcome {
+  if (!(err instanceof HttpError)) return 'server_error';
+  if (err.statusCode === 429) return err.oauthError === 'invalid_grant' ? 'locked' : 'rate_limited';
+  const known: TokenOutcome[] = [
+    'invalid_request',
+    'invalid_client',
+    'invalid_grant',
+    'unsupported_grant_type',
+  ];
+  return (
+    known.find((o) => o === err.oauthError) ?? (err.statusCode >= 500 ? 'server_error' : 'invalid_request')
+  );
+}

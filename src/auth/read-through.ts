@@ -1,0 +1,115 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+
+/** The part of an informer a read-through cache needs. */
+export interface WatchedCache<T> {
+  get(name: string): T | undefined;
+  onEvent(listener: (type: string, object: T) => void): () => void;
+}
+
+export interface ReadThroughOptions<T> {
+  cache: WatchedCache<T>;
+  /** A linearizable read from the apiserver; undefined when the object does not exist. */
+  fetch: (name: string) => Promise<T | undefined>;
+  /** How long an object fetched here stands in for the informer, which normally catches up within milliseconds. */
+  positiveTtlMs: number;
+  /** How long "does not exist" is believed before asking again. */
+  negativeTtlMs: number;
+  maxEntries: number;
+  nowMs?: () => number;
+}
+
+interface Entry<T> {
+  object: T | undefined;
+  atMs: number;
+}
+
+/**
+ * An informer plus a small side cache for what the informer has not seen yet: a Session another replica
+ * created a moment ago, a User created just before its first login. On a miss it reads through to the
+ * apiserver once and keeps the answer briefly; any informer event for the name makes the informer
+ * authoritative again, so deletions seen by the watch apply at once.
+ */
+export class ReadThroughCache<T extends KubernetesObject> {
+  readonly #options: ReadThroughOptions<T>;
+  readonly #side = new Map<string, Entry<T>>();
+  readonly #inFlight = new Map<string, Promise<T | undefined>>();
+  readonly #nowMs: () => number;
+  readonly #unsubscribe: () => void;
+
+  constructor(options: ReadThroughOptions<T>) {
+    this.#options = options;
+    this.#nowMs = options.nowMs ?? Date.now;
+    this.#unsubscribe = options.cache.onEvent((type, object) => {
+      const name = object.metadata?.name;
+      if (!name) return;
+      // An older event still in flight must not resurrect what we know is gone; "gone" ages out by its TTL.
+      if (type === 'DELETED' || this.#side.get(name)?.object) this.#side.delete(name);
+    });
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.#side.clear();
+  }
+
+  /**
+   * Without I/O. A fresh "gone" answer wins over the informer (it came from a linearizable read or our own
+   * delete, and the watch may not have delivered the deletion yet); then the informer; then a fresh side entry.
+   */
+  peek(name: string): T | undefined {
+    const side = this.#fresh(name);
+    if (side && !side.object) return undefined;
+    return this.#options.cache.get(name) ?? side?.object;
+  }
+
+  /** The object, reading through to the apiserver when neither the informer nor the side cache knows. */
+  async get(name: string): Promise<T | undefined> {
+    const side = this.#fresh(name);
+    if (side && !side.object) return undefined;
+    const cached = this.#options.cache.get(name) ?? side?.object;
+    if (cached) return cached;
+    return this.getFresh(name);
+  }
+
+  /** Always asks the apiserver (for decisions a stale copy must not make), and remembers the answer. */
+  getFresh(name: string): Promise<T | undefined> {
+    // Concurrent misses for one name share a single request.
+    const pending = this.#inFlight.get(name);
+    if (pending) return pending;
+    const request = this.#options
+      .fetch(name)
+      .then((object) => {
+        this.#store(name, object);
+        return object;
+      })
+      .finally(() => this.#inFlight.delete(name));
+    this.#inFlight.set(name, request);
+    return request;
+  }
+
+  /** Records an object this replica just wrote, so its next read does not wait for the watch. */
+  remember(object: T): void {
+    this.#store(object.metadata!.name!, object);
+  }
+
+  /** Records that the object is gone (this replica deleted it). */
+  forget(name: string): void {
+    this.#store(name, undefined);
+  }
+
+  #fresh(name: string): Entry<T> | undefined {
+    const entry = this.#side.get(name);
+    if (!entry) return undefined;
+    const ttl = entry.object ? this.#options.positiveTtlMs : this.#options.negativeTtlMs;
+    if (this.#nowMs() - entry.atMs <= ttl) return entry;
+    this.#side.delete(name);
+    return undefined;
+  }
+
+  #store(name: string, object: T | undefined): void {
+    this.#side.delete(name);
+    this.#side.set(name, { object, atMs: this.#nowMs() });
+    // Map iteration is insertion order: the first key is the oldest entry.
+    while (this.#side.size > this.#options.maxEntries) this.#side.delete(this.#side.keys().next().value!);
+  }
+}

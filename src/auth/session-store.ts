@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import type { Informer } from '../cluster/informer.ts';
+import type { Logger } from '../observability/logger.ts';
+import { ConflictError, type IamApi } from './iam-api.ts';
+import { userLabelKey, type SessionObject } from './iam-resources.ts';
+import { ReadThroughCache } from './read-through.ts';
+
+export interface NewSession {
+  /** From newSessionId(): named before the tokens that carry it are signed. */
+  sessionId: string;
+  username: string;
+  userUID: string;
+  clientId: string;
+  refreshTokenId: string;
+  expiresAtSeconds: number;
+  sourceAddress?: string;
+}
+
+export type RotateOutcome =
+  | { outcome: 'rotated'; session: SessionObject }
+  /** The presented refresh token was already redeemed: the session has been revoked. */
+  | { outcome: 'reused' }
+  | { outcome: 'gone' };
+
+const CAS_ATTEMPTS = 5;
+
+/** 128 random bits in hex: a valid object name, never reused. */
+export function newSessionId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/**
+ * Sessions as custom resources: created at login, rotated by refresh with compare-and-swap on
+ * resourceVersion, deleted by logout, revocation, reuse detection and expiry. Reads for bearer tokens
+ * come from the watch-backed cache; a session another replica created a moment ago is read through.
+ */
+export class SessionStore {
+  readonly #api: IamApi;
+  readonly #informer: Informer<SessionObject>;
+  readonly #cache: ReadThroughCache<SessionObject>;
+  readonly #logger: Logger;
+  readonly #nowMs: () => number;
+
+  constructor(deps: {
+    api: IamApi;
+    informer: Informer<SessionObject>;
+    logger: Logger;
+    nowMs?: () => number;
+  }) {
+    this.#api = deps.api;
+    this.#informer = deps.informer;
+    this.#logger = deps.logger;
+    this.#nowMs = deps.nowMs ?? Date.now;
+    this.#cache = new ReadThroughCache<SessionObject>({
+      cache: deps.informer,
+      fetch: (name) => this.#api.get<SessionObject>('sessions', name),
+      positiveTtlMs: 2000,
+      // Session names are never reused, so "gone" stays true; the TTL only bounds memory churn.
+      negativeTtlMs: 60_000,
+      maxEntries: 50_000,
+      nowMs: this.#nowMs,
+    });
+  }
+
+  close(): void {
+    this.#cache.close();
+  }
+
+  get count(): number {
+    return this.#informer.size;
+  }
+
+  async create(s: NewSession): Promise<SessionObject> {
+    const labelValue = /^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/.test(s.username) ? s.username : undefined;
+    const body: SessionObject = {
+      apiVersion: `${this.#api.iam.group}/${this.#api.iam.version}`,
+      kind: 'Session',
+      metadata: {
+        name: s.sessionId,
+        ...(labelValue ? { labels: { [userLabelKey(this.#api.iam)]: labelValue } } : {}),
+      },
+      spec: {
+        username: s.username,
+        userUID: s.userUID,
+        clientId: s.clientId,
+        refreshTokenId: s.refreshTokenId,
+        expiresAt: new Date(s.expiresAtSeconds * 1000).toISOString(),
+        ...(s.sourceAddress ? { sourceAddress: s.sourceAddress } : {}),
+      },
+    };
+    const created = await this.#api.create('sessions', body);
+    this.#cache.remember(created);
+    return created;
+  }
+
+  /** For a bearer token: no I/O unless neither the cache nor the side cache knows the session. */
+  async get(sessionId: string): Promise<SessionObject | undefined> {
+    const session = this.#cache.peek(sessionId) ?? (await this.#cache.get(sessionId));
+    return session && !this.isExpired(session) ? session : undefined;
+  }
+
+  isExpired(session: SessionObject): boolean {
+    return Date.parse(session.spec.expiresAt) <= this.#nowMs();
+  }
+
+  /**
+   * Redeems refresh token `presentedTokenId`: swaps in `next` if it is still the session's current one.
+   * Any other refresh token of the session has been redeemed before, so the session is revoked.
+   */
+  async rotate(
+    sessionId: string,
+    presentedTokenId: string,
+    next: { refreshTokenId: string; expiresAtSeconds: number },
+  ): Promise<RotateOutcome> {
+    let current = await this.#cache.get(sessionId);
+    for (let attempt = 1; current && !this.isExpired(current); attempt++) {
+      if (current.spec.refreshTokenId !== presentedTokenId) {
+        // The cache may be behind a rotation another replica made: only a fresh read can call it reuse.
+        current = await this.#cache.getFresh(sessionId);
+        if (!current) break;
+        if (current.spec.refreshTokenId !== presentedTokenId) {
+          await this.delete(sessionId);
+          this.#logger.warn('refresh token reused: session revoked', {
+            session: sessionId,
+            user: current.spec.username,
+          });
+          return { outcome: 'reused' };
+        }
+      }
+      const body: SessionObject = {
+        ...current,
+        spec: {
+          ...current.spec,
+          refreshTokenId: next.refreshTokenId,
+          expiresAt: new Date(next.expiresAtSeconds * 1000).toISOString(),
+        },
+      };
+      try {
+        const updated = await this.#api.replace('sessions', body);
+        this.#cache.remember(updated);
+        return { outcome: 'rotated', session: updated };
+      } catch (err) {
+        if (err instanceof ConflictError && attempt < CAS_ATTEMPTS) {
+          current = await this.#cache.getFresh(sessionId);
+          continue;
+        }
+        if (isNotFound(err)) break;
+        throw err;
+      }
+    }
+    return { outcome: 'gone' };
+  }
+
+  /** Ends a session; true if it existed. Every replica's cache drops it when the watch delivers the deletion. */
+  async delete(sessionId: string): Promise<boolean> {
+    const existed = await this.#api.delete('sessions', sessionId);
+    this.#cache.forget(sessionId);
+    return existed;
+  }
+
+  /** The user's sessions as this replica's cache knows them. */
+  sessionsOf(username: string): SessionObject[] {
+    return this.#informer.list().filter((s) => s.spec.username === username);
+  }
+
+  /** Deletes sessions whose refresh token has expired. Every replica sweeps; deleting twice is harmless. */
+  async sweepExpired(): Promise<number> {
+    let deleted = 0;
+    for (const session of this.#informer.list()) {
+      if (!this.isExpired(session)) continue;
+      if (await this.delete(session.metadata.name)) deleted++;
+    }
+    return deleted;
+  }
+}
+
+function isNotFound(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === 404;
+}

@@ -1,0 +1,124 @@
+import type { Informer } from '../cluster/informer.ts';
+import type { Logger } from '../observability/logger.ts';
+import { ConflictError, type IamApi } from './iam-api.ts';
+import type { UserObject, UserStatus } from './iam-resources.ts';
+import { statusAfterFailure, statusAfterSuccess, stripExpiredLock, type LockoutPolicy } from './lockout.ts';
+import { ReadThroughCache } from './read-through.ts';
+
+const CAS_ATTEMPTS = 5;
+
+/**
+ * Users, read from the watch-backed cache (read through to the apiserver on a miss), and the status
+ * writes of login bookkeeping: failure counts, lockout, last login. Writes are compare-and-swap on the
+ * User's resourceVersion, so concurrent logins on several replicas never lose a count.
+ */
+export class UserStore {
+  readonly #api: IamApi;
+  readonly #informer: Informer<UserObject>;
+  readonly #cache: ReadThroughCache<UserObject>;
+  readonly #policy: LockoutPolicy;
+  readonly #logger: Logger;
+  readonly #nowMs: () => number;
+
+  constructor(deps: {
+    api: IamApi;
+    informer: Informer<UserObject>;
+    policy: LockoutPolicy;
+    logger: Logger;
+    nowMs?: () => number;
+  }) {
+    this.#api = deps.api;
+    this.#informer = deps.informer;
+    this.#policy = deps.policy;
+    this.#logger = deps.logger;
+    this.#nowMs = deps.nowMs ?? Date.now;
+    this.#cache = new ReadThroughCache<UserObject>({
+      cache: deps.informer,
+      fetch: (name) => this.#api.get<UserObject>('users', name),
+      positiveTtlMs: 2000,
+      negativeTtlMs: 2000,
+      maxEntries: 10_000,
+      nowMs: this.#nowMs,
+    });
+  }
+
+  close(): void {
+    this.#cache.close();
+  }
+
+  /** The user for a bearer token: cache only, no I/O on the hot path. */
+  peek(username: string): UserObject | undefined {
+    return this.#cache.peek(username);
+  }
+
+  /** The user, reading through to the apiserver if the cache does not know the name (yet). */
+  get(username: string): Promise<UserObject | undefined> {
+    return this.#cache.get(username);
+  }
+
+  /** A login name: the user's name, or an e-mail address matching exactly one user's spec.email. */
+  async findForLogin(login: string): Promise<UserObject | undefined> {
+    if (!login.includes('@')) return isObjectName(login) ? this.get(login) : undefined;
+    const wanted = login.toLowerCase();
+    const matches = this.#informer.list().filter((u) => u.spec?.email?.toLowerCase() === wanted);
+    return matches.length === 1 ? matches[0] : undefined;
+  }
+
+  /** Counts a failed login; returns whether this failure locked the account. */
+  async recordFailure(user: UserObject): Promise<{ lockedNow: boolean }> {
+    let lockedNow = false;
+    await this.#updateStatus(user, (status) => {
+      const next = statusAfterFailure(status, this.#nowMs(), this.#policy);
+      lockedNow = next.lockedNow;
+      return next.status;
+    });
+    return { lockedNow };
+  }
+
+  async recordSuccess(user: UserObject): Promise<void> {
+    await this.#updateStatus(user, (status) => statusAfterSuccess(status, this.#nowMs()));
+  }
+
+  /** Turns locks whose window has passed back to Active, so `kubectl get users` shows the truth. */
+  async liftExpiredLocks(): Promise<number> {
+    let lifted = 0;
+    for (const user of this.#informer.list()) {
+      if (user.status?.state !== 'AuthLimitExceeded') continue;
+      const next = stripExpiredLock(user.status, this.#nowMs());
+      if (next.state === 'AuthLimitExceeded') continue;
+      await this.#updateStatus(user, (status) => stripExpiredLock(status, this.#nowMs()));
+      lifted++;
+    }
+    return lifted;
+  }
+
+  async #updateStatus(
+    user: UserObject,
+    change: (status: UserStatus | undefined) => UserStatus,
+  ): Promise<void> {
+    let current: UserObject | undefined = user;
+    for (let attempt = 1; current; attempt++) {
+      try {
+        const updated = await this.#api.replace<UserObject>(
+          'users',
+          { ...current, status: change(current.status) },
+          'status',
+        );
+        this.#cache.remember(updated);
+        return;
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= CAS_ATTEMPTS) throw err;
+        this.#logger.debug('user status changed concurrently, retrying', {
+          user: user.metadata.name,
+          attempt,
+        });
+        current = await this.#cache.getFresh(user.metadata.name);
+      }
+    }
+  }
+}
+
+/** A Kubernetes object name (DNS subdomain); anything else cannot be a user and is not looked up. */
+function isObjectName(name: string): boolean {
+  return name.length <= 253 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name);
+}

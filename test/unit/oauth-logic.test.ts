@@ -1,0 +1,220 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Request } from 'express';
+import { AddressLimiter } from '../../src/auth/address-limiter.ts';
+import { isAnonymousPath } from '../../src/auth/bearer-auth.ts';
+import { ClientRegistry, parseClients } from '../../src/auth/clients.ts';
+import { lockoutOf, statusAfterFailure, statusAfterSuccess } from '../../src/auth/lockout.ts';
+import { clientCredentialsOf, parseForm } from '../../src/auth/oauth-request.ts';
+import { bcryptCostOf, hashPassword, PasswordVerifier } from '../../src/auth/passwords.ts';
+import { HttpError } from '../../src/http/status.ts';
+
+function oauthFailure(fn: () => unknown, status: number, error: string, message?: RegExp) {
+  assert.throws(fn, (err: unknown) => {
+    assert.ok(err instanceof HttpError, String(err));
+    assert.equal(err.statusCode, status);
+    assert.equal(err.oauthError, error);
+    if (message) assert.match(err.message, message);
+    return true;
+  });
+}
+
+describe('form parsing', () => {
+  test('decodes fields, + as space, and treats empty values as absent', () => {
+    const form = parseForm(Buffer.from('grant_type=password&username=a%40b.c&password=p+w%26&scope=&flag'));
+    assert.deepEqual(
+      [...form],
+      [
+        ['grant_type', 'password'],
+        ['username', 'a@b.c'],
+        ['password', 'p w&'],
+      ],
+    );
+  });
+
+  test('repeated fields, bad escapes and invalid UTF-8 are errors', () => {
+    oauthFailure(() => parseForm(Buffer.from('a=1&a=2')), 400, 'invalid_request', /"a" is repeated/);
+    oauthFailure(() => parseForm(Buffer.from('a=1&a=')), 400, 'invalid_request', /repeated/);
+    oauthFailure(() => parseForm(Buffer.from('a=%G1')), 400, 'invalid_request', /percent/);
+    oauthFailure(() => parseForm(Buffer.from('a=%C3')), 400, 'invalid_request', /percent/);
+    oauthFailure(() => parseForm(Buffer.from([0x61, 0x3d, 0xc3, 0x28])), 400, 'invalid_request', /UTF-8/);
+    assert.equal(parseForm(Buffer.from('name=%C3%A9')).get('name'), 'é');
+  });
+});
+
+describe('client credentials', () => {
+  const req = (authorization?: string) => ({ headers: authorization ? { authorization } : {} }) as Request;
+  const basic = (text: string) => 'Basic ' + Buffer.from(text).toString('base64');
+
+  test('HTTP Basic with form-urlencoded id and secret, or form fields', () => {
+    assert.deepEqual(clientCredentialsOf(req(basic('my%20app:s%3Acret')), new Map()), {
+      clientId: 'my app',
+      clientSecret: 's:cret',
+      method: 'client_secret_basic',
+    });
+    assert.deepEqual(
+      clientCredentialsOf(
+        req(),
+        new Map([
+          ['client_id', 'x'],
+          ['client_secret', 'y'],
+        ]),
+      ),
+      { clientId: 'x', clientSecret: 'y', method: 'client_secret_post' },
+    );
+    // A bearer header is not client authentication and is ignored here.
+    assert.equal(
+      clientCredentialsOf(
+        req('Bearer abc'),
+        new Map([
+          ['client_id', 'x'],
+          ['client_secret', 'y'],
+        ]),
+      ).method,
+      'client_secret_post',
+    );
+  });
+
+  test('malformed Basic, missing credentials and both methods at once are refused', () => {
+    for (const header of [
+      'Basic',
+      'Basic ###',
+      basic('nocolon'),
+      basic(':x'),
+      basic('id:'),
+      basic('a:%zz'),
+      'Basic YQ',
+    ]) {
+      oauthFailure(() => clientCredentialsOf(req(header), new Map()), 401, 'invalid_client', /malformed/);
+    }
+    oauthFailure(() => clientCredentialsOf(req(), new Map()), 401, 'invalid_client');
+    oauthFailure(() => clientCredentialsOf(req(), new Map([['client_id', 'x']])), 401, 'invalid_client');
+    oauthFailure(
+      () => clientCredentialsOf(req(basic('a:b')), new Map([['client_id', 'a']])),
+      400,
+      'invalid_request',
+      /not both/,
+    );
+  });
+
+  test('the default client is the platform name; configured clients replace it', () => {
+    assert.deepEqual(parseClients('', 'acme'), [{ id: 'acme', secret: 'acme' }]);
+    const registry = new ClientRegistry(parseClients('console:s3cret,cli:p:w', 'acme'));
+    assert.deepEqual(registry.ids, ['console', 'cli']);
+    assert.equal(registry.authenticate('console', 's3cret'), true);
+    assert.equal(registry.authenticate('cli', 'p:w'), true);
+    assert.equal(registry.authenticate('console', 's3cre'), false);
+    assert.equal(registry.authenticate('acme', 'acme'), false);
+    assert.equal(registry.authenticate('unknown', 's3cret'), false);
+  });
+});
+
+describe('lockout', () => {
+  const policy = { maxFailures: 3, windowSeconds: 600 };
+  const t = (seconds: number) => Date.UTC(2026, 0, 1) + seconds * 1000;
+
+  test('N failures within the window lock for one window; older failures do not count', () => {
+    let status = statusAfterFailure(undefined, t(0), policy).status;
+    status = statusAfterFailure(status, t(100), policy).status;
+    assert.equal(status.state, undefined);
+    // The first failure has left the window when the third arrives: no lock yet.
+    const late = statusAfterFailure(status, t(601), policy);
+    assert.equal(late.lockedNow, false);
+    assert.deepEqual(late.status.recentFailedLogins, [
+      new Date(t(100)).toISOString(),
+      new Date(t(601)).toISOString(),
+    ]);
+
+    const locked = statusAfterFailure(late.status, t(650), policy);
+    assert.equal(locked.lockedNow, true);
+    assert.equal(locked.status.state, 'AuthLimitExceeded');
+    assert.deepEqual(lockoutOf(locked.status, t(660)), { locked: true, retryAfterSeconds: 590 });
+    assert.deepEqual(lockoutOf(locked.status, t(1250)), { locked: false });
+  });
+
+  test('success clears failures and lifts an expired lock; Disabled is never overwritten', () => {
+    const locked = statusAfterFailure({ recentFailedLogins: [] }, t(0), {
+      maxFailures: 1,
+      windowSeconds: 60,
+    }).status;
+    const after = statusAfterSuccess(locked, t(61));
+    assert.equal(after.state, 'Active');
+    assert.equal(after.recentFailedLogins, undefined);
+    assert.equal(after.lockedUntil, undefined);
+    assert.equal(after.lastLoginTime, new Date(t(61)).toISOString());
+
+    const disabled = statusAfterFailure({ state: 'Disabled' }, t(0), { maxFailures: 1, windowSeconds: 60 });
+    assert.equal(disabled.lockedNow, false);
+    assert.equal(disabled.status.state, 'Disabled');
+  });
+});
+
+describe('address limiter', () => {
+  test('a burst of requestsPerMinute, then one more per refill interval', () => {
+    let now = 0;
+    const limiter = new AddressLimiter({ requestsPerMinute: 6, nowMs: () => now });
+    for (let i = 0; i < 6; i++) assert.equal(limiter.take('10.0.0.1').allowed, true);
+    assert.deepEqual(limiter.take('10.0.0.1'), { allowed: false, retryAfterSeconds: 10 });
+    assert.equal(limiter.take('10.0.0.2').allowed, true, 'addresses are independent');
+    now += 10_000;
+    assert.equal(limiter.take('10.0.0.1').allowed, true);
+    assert.equal(limiter.take('10.0.0.1').allowed, false);
+    assert.equal(new AddressLimiter({ requestsPerMinute: 0 }).take('x').allowed, true, '0 disables');
+  });
+
+  test('memory is bounded: least recently used addresses are forgotten', () => {
+    const limiter = new AddressLimiter({ requestsPerMinute: 1, maxAddresses: 2, nowMs: () => 0 });
+    limiter.take('a');
+    limiter.take('b');
+    limiter.take('c');
+    assert.equal(limiter.take('a').allowed, true, '"a" was evicted, so it starts with a full bucket');
+  });
+});
+
+describe('anonymous paths', () => {
+  test('OAuth, discovery, probes, version, metrics and OpenAPI skip bearer authentication', () => {
+    for (const path of [
+      '/oauth/token',
+      '/.well-known/openid-configuration',
+      '/healthz',
+      '/livez',
+      '/readyz',
+      '/version',
+      '/metrics',
+      '/openapi/v3',
+    ]) {
+      assert.equal(isAnonymousPath(path), true, path);
+    }
+    for (const path of [
+      '/kapis/resources.platform.io/v1alpha3/nodes',
+      '/api/v1/pods',
+      '/apis',
+      '/oauthx',
+      '/metricsx',
+      '/',
+    ]) {
+      assert.equal(isAnonymousPath(path), false, path);
+    }
+  });
+});
+
+describe('passwords', () => {
+  test('bcrypt with cost ≥ 10; wrong, malformed or weak hashes never match', async () => {
+    const hash = await hashPassword('s3cret password', 10);
+    assert.equal(bcryptCostOf(hash), 10);
+    const verifier = await PasswordVerifier.create(10);
+    assert.equal(await verifier.verify('s3cret password', hash), true);
+    assert.equal(await verifier.verify('s3cret passwort', hash), false);
+    assert.equal(await verifier.verify('s3cret password', undefined), false);
+    assert.equal(
+      await verifier.verify('s3cret password', 's3cret password'),
+      false,
+      'plaintext is not a hash',
+    );
+    const weak = hash.replace('$10$', '$04$');
+    assert.equal(await verifier.verify('s3cret password', weak), false);
+    await assert.rejects(hashPassword('x', 9), /cost/);
+    await assert.rejects(hashPassword('x'.repeat(73), 10), /72 bytes/);
+    await assert.rejects(hashPassword('', 10), /empty/);
+  });
+});
