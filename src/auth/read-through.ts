@@ -42,8 +42,14 @@ export class ReadThroughCache<T extends KubernetesObject> {
     this.#unsubscribe = options.cache.onEvent((type, object) => {
       const name = object.metadata?.name;
       if (!name) return;
-      // An older event still in flight must not resurrect what we know is gone; "gone" ages out by its TTL.
-      if (type === 'DELETED' || this.#side.get(name)?.object) this.#side.delete(name);
+      if (type === 'DELETED') {
+        // Remembered as gone, so a write of ours whose answer arrives after the deletion cannot resurrect it.
+        this.#store(name, undefined);
+      } else if (this.#side.get(name)?.object) {
+        // The informer has caught up. A "gone" entry stays: an older event still in flight must not
+        // resurrect what we know was deleted; it ages out by its TTL.
+        this.#side.delete(name);
+      }
     });
   }
 
@@ -87,9 +93,15 @@ export class ReadThroughCache<T extends KubernetesObject> {
     return request;
   }
 
-  /** Records an object this replica just wrote, so its next read does not wait for the watch. */
+  /**
+   * Records an object this replica just wrote, so its next read does not wait for the watch — unless it is
+   * known to be gone meanwhile (the write's answer can arrive after the watch reported the deletion).
+   */
   remember(object: T): void {
-    this.#store(object.metadata!.name!, object);
+    const name = object.metadata!.name!;
+    const known = this.#fresh(name);
+    if (known && !known.object) return;
+    this.#store(name, object);
   }
 
   /** Records that the object is gone (this replica deleted it). */

@@ -87,8 +87,36 @@ describe('brute-force protection', () => {
       const s = (await getUser(kc, LOCKED.name)).status ?? {};
       return s['state'] === 'Active' && s['recentFailedLogins'] === undefined ? true : undefined;
     });
-    const lockLines = [...a.logs(), ...b.logs()].filter((l) => l['message'] === 'account locked');
-    assert.equal(lockLines.length, 1);
+    const logs = [...a.logs(), ...b.logs()];
+    assert.equal(logs.filter((l) => l['message'] === 'account locked').length, 1);
+    // Every attempt is logged with user, client, source address and reason — never the password.
+    const failures = logs.filter((l) => l['message'] === 'login' && l['outcome'] === 'failure');
+    assert.equal(failures.length, 3);
+    for (const line of failures) {
+      assert.equal(line['user'], LOCKED.name);
+      assert.equal(line['client'], 'platform');
+      assert.equal(line['reason'], 'wrong password');
+      assert.match(String(line['sourceAddress']), /127\.0\.0\.1/);
+    }
+    assert.ok(logs.some((l) => l['message'] === 'login' && l['outcome'] === 'locked'));
+    assert.ok(![...a.output(), ...b.output()].join('\n').includes(LOCKED.password));
+
+    // And counted: lockouts, and token requests by outcome.
+    const scrape = async () =>
+      (await Promise.all([a, b].map(async (s) => (await fetch(`${s.url}/metrics`)).text()))).join('\n');
+    const sum = (text: string, pattern: RegExp) =>
+      [...text.matchAll(pattern)].reduce((total, m) => total + Number(m[1]), 0);
+    const metrics = await scrape();
+    assert.equal(sum(metrics, /^platform_login_lockouts_total (\d+)/gm), 1);
+    assert.ok(
+      sum(metrics, /^platform_oauth_token_requests_total\{[^}]*outcome="locked"[^}]*\} (\d+)/gm) >= 2,
+    );
+    assert.ok(
+      sum(
+        metrics,
+        /^platform_oauth_token_requests_total\{grant_type="password",outcome="success"\} (\d+)/gm,
+      ) >= 1,
+    );
   });
 
   test('the per-address limiter answers 429 with Retry-After', async () => {

@@ -87,6 +87,21 @@ describe('ReadThroughCache', () => {
     assert.equal(rt.peek('u1'), undefined);
   });
 
+  test('a write answered after the watch reported the deletion does not resurrect the object', () => {
+    const { cache, rt, advance } = setup(new Map());
+    cache.emit('ADDED', obj('u1', '1'));
+    cache.emit('DELETED', obj('u1', '2'));
+    rt.remember(obj('u1', '1'));
+    assert.equal(rt.peek('u1'), undefined);
+    advance(5001);
+    rt.remember(obj('u1', '9'));
+    assert.equal(
+      rt.peek('u1')?.metadata.resourceVersion,
+      '9',
+      'after the TTL a new object of the name is accepted',
+    );
+  });
+
   test('remember() serves what this replica wrote; entries are bounded', async () => {
     const { rt } = setup(new Map());
     rt.remember(obj('a'));
