@@ -88,16 +88,9 @@ export class OAuthService {
     const matches = await this.#passwords.verify(attempt.password, user?.spec?.password);
     stopTimer();
     if (!user || !matches) {
-      if (user) {
-        const { lockedNow } = await this.#users.recordFailure(user);
-        if (lockedNow) {
-          this.#metrics.lockouts.inc();
-          this.#logger.warn('account locked', {
-            user: user.metadata.name,
-            sourceAddress: attempt.sourceAddress,
-          });
-        }
-      }
+      // Not awaited: a known user's answer must not take a cluster round trip longer than an unknown one's.
+      // The count itself is exact (compare-and-swap on the User), it only lands a few milliseconds later.
+      if (user) this.#countFailure(user, attempt.sourceAddress);
       log('failure', user ? 'wrong password' : 'unknown user', user);
       throw oauthError(400, 'invalid_grant', BAD_CREDENTIALS);
     }
@@ -116,6 +109,21 @@ export class OAuthService {
       });
     });
     return response;
+  }
+
+  #countFailure(user: UserObject, sourceAddress: string | undefined): void {
+    this.#users.recordFailure(user).then(
+      ({ lockedNow }) => {
+        if (!lockedNow) return;
+        this.#metrics.lockouts.inc();
+        this.#logger.warn('account locked', { user: user.metadata.name, sourceAddress });
+      },
+      (err: unknown) =>
+        this.#logger.error('could not count a failed login', {
+          user: user.metadata.name,
+          error: String(err),
+        }),
+    );
   }
 
   async #openSession(user: UserObject, attempt: LoginAttempt): Promise<TokenResponse> {

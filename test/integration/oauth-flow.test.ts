@@ -244,8 +244,11 @@ describe('OAuth flow with a standard client library', () => {
   test('a deleted user’s tokens are refused', async () => {
     const user = { name: 'flow-dave', password: 'dave-Pa55word!', groups: [] };
     await createUser(kc, user);
-    const login = await passwordLogin(server.url, user.name, user.password);
-    assert.equal(login.status, 200, JSON.stringify(login.body));
+    // A user created a moment ago can log in as soon as the server's watch has delivered it.
+    const login = await waitFor('new user logs in', async () => {
+      const res = await passwordLogin(server.url, user.name, user.password);
+      return res.status === 200 ? res : undefined;
+    });
     const access = login.body['access_token'] as string;
     await deleteUser(kc, user.name);
     await waitFor(

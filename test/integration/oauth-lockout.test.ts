@@ -58,8 +58,12 @@ describe('brute-force protection', () => {
       assert.equal(res.status, 400);
       assert.equal(res.body['error'], 'invalid_grant');
     }
-    const status = (await getUser(kc, LOCKED.name)).status ?? {};
-    assert.equal(status['state'], 'AuthLimitExceeded');
+    // The count is written right after each answer (not before it, so answers for known and unknown users
+    // take equally long).
+    const status = await waitFor('account locked on the User', async () => {
+      const s = (await getUser(kc, LOCKED.name)).status ?? {};
+      return s['state'] === 'AuthLimitExceeded' ? s : undefined;
+    });
     assert.equal(typeof status['lockedUntil'], 'string');
 
     // Refused even with the right password, on both replicas (B learns the lock through its watch).
