@@ -11,6 +11,7 @@ import { metricsRoutes } from './http/metrics-routes.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { Readiness } from './http/readiness.ts';
 import { startServer, type RunningServer } from './http/server.ts';
+import { loadTlsMaterial } from './http/tls-files.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
 import { configuredLogStore } from './logging/configured-store.ts';
 import { logRoutes } from './logging/log-routes.ts';
@@ -32,6 +33,7 @@ import { packageVersion } from './version.ts';
 import { AddressLimiter } from './auth/address-limiter.ts';
 import { createAuthMetrics } from './auth/auth-metrics.ts';
 import { AccessTokenAuthenticator, bearerAuthentication } from './auth/bearer-auth.ts';
+import { createKubeProxy, kubeProxyRoutes } from './proxy/kube-proxy.ts';
 import { ensureBootstrapAdmin, readBootstrapPassword, type BootstrapAdmin } from './auth/bootstrap-admin.ts';
 import { ClientRegistry, parseClients } from './auth/clients.ts';
 import { IamApi } from './auth/iam-api.ts';
@@ -49,6 +51,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   let config: Config;
   try {
     config = loadConfig({ argv, env, readFile: (p) => readFileSync(p, 'utf8') });
+    // Fail fast: an unreadable or mismatched certificate pair names its key before any cluster work.
+    if (config.http.tlsCertFile)
+      loadTlsMaterial({ certFile: config.http.tlsCertFile, keyFile: config.http.tlsKeyFile });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`platform-apiserver: ${err.message}\n`);
@@ -205,6 +210,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }, authConfig.sessionSweepIntervalSeconds * 1000);
   sweep.unref();
   const authenticator = new AccessTokenAuthenticator({ tokens, users, sessions });
+  const kubeProxy = await createKubeProxy({
+    kubeConfig: kc,
+    logger,
+    registry,
+    responseTimeoutMs: config.proxy.responseTimeoutSeconds * 1000,
+    authenticate: (token) => authenticator.authenticate(token),
+  });
 
   const version = packageVersion();
   // One entry per mounted route group: the document describes exactly what is wired below.
@@ -258,6 +270,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         metrics: loggingMetrics,
       }),
       removedLoggingRoutes(config.platformName),
+      kubeProxyRoutes(kubeProxy),
     ],
     trustedProxies: config.http.trustedProxies,
   });
@@ -267,7 +280,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     requestTimeoutSeconds: config.http.requestTimeoutSeconds,
     readiness,
     logger,
+    ...(config.http.tlsCertFile
+      ? { tls: { certFile: config.http.tlsCertFile, keyFile: config.http.tlsKeyFile } }
+      : {}),
   });
+  running.server.on('upgrade', kubeProxy.upgrade);
   logger.info('listening', {
     url: running.url,
     platform: config.platformName,
@@ -290,5 +307,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 }
 
 if (import.meta.main) {
-  await main(process.argv.slice(2), process.env);
+  try {
+    await main(process.argv.slice(2), process.env);
+  } catch (err) {
+    // Configuration found bad after the first checks (key files, TLS pairs) stops the start the same way.
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`platform-apiserver: ${err.message}\n`);
+    process.exit(2);
+  }
 }

@@ -20,6 +20,9 @@ export interface Config {
      * believed. Empty: no proxy is trusted, the client address is the TCP peer.
      */
     trustedProxies: string[];
+    /** PEM certificate (chain) and key to serve HTTPS; both empty: plain HTTP (TLS ends at the Ingress). */
+    tlsCertFile: string;
+    tlsKeyFile: string;
   };
   log: {
     level: LogLevel;
@@ -47,6 +50,10 @@ export interface Config {
     gzipMinBytes: number;
     /** Bound on list bodies kept for repeated identical queries of an unchanged cache. */
     responseMemoMegabytes: number;
+  };
+  proxy: {
+    /** How long the kube-apiserver may take to start answering a proxied request; streams are not limited after that. */
+    responseTimeoutSeconds: number;
   };
   logging: LoggingConfig;
 }
@@ -150,6 +157,8 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number | boole
   'http.shutdownGraceSeconds': { kind: { type: 'int', min: 0, max: 3600 }, default: 30 },
   'http.requestTimeoutSeconds': { kind: { type: 'int', min: 1, max: 3600 }, default: 60 },
   'http.trustedProxies': { kind: { type: 'list', itemError: ipRangeError }, default: [] },
+  'http.tlsCertFile': { kind: { type: 'string', allowEmpty: true }, default: '' },
+  'http.tlsKeyFile': { kind: { type: 'string', allowEmpty: true }, default: '' },
   'log.level': { kind: { type: 'enum', values: LOG_LEVELS }, default: 'info' },
   'auth.issuer': { kind: { type: 'string', allowEmpty: true }, default: '' },
   'auth.publicUrl': {
@@ -223,6 +232,7 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number | boole
   },
   'logging.requestTimeoutSeconds': { kind: { type: 'int', min: 1, max: 600 }, default: 30 },
   'logging.exportMaxLines': { kind: { type: 'int', min: 1, max: 10_000_000 }, default: 100_000 },
+  'proxy.responseTimeoutSeconds': { kind: { type: 'int', min: 1, max: 3600 }, default: 30 },
 };
 
 export const CONFIG_KEYS = Object.keys(FIELDS);
@@ -309,6 +319,14 @@ export function loadConfig(sources: ConfigSources): Config {
   if (auth.signingAlgorithm === 'HS256' && !auth.hmacSecretFile) {
     throw new ConfigError('auth.hmacSecretFile', 'required when auth.signingAlgorithm is HS256');
   }
+  const tlsCert = value('http.tlsCertFile') as string;
+  const tlsKey = value('http.tlsKeyFile') as string;
+  if (Boolean(tlsCert) !== Boolean(tlsKey)) {
+    throw new ConfigError(
+      tlsCert ? 'http.tlsKeyFile' : 'http.tlsCertFile',
+      'set both http.tlsCertFile and http.tlsKeyFile, or neither',
+    );
+  }
   const config: Config = {
     platformName: value('platformName') as string,
     http: {
@@ -317,6 +335,8 @@ export function loadConfig(sources: ConfigSources): Config {
       shutdownGraceSeconds: value('http.shutdownGraceSeconds') as number,
       requestTimeoutSeconds: value('http.requestTimeoutSeconds') as number,
       trustedProxies: value('http.trustedProxies') as string[],
+      tlsCertFile: value('http.tlsCertFile') as string,
+      tlsKeyFile: value('http.tlsKeyFile') as string,
     },
     log: { level: value('log.level') as LogLevel },
     auth,
@@ -346,6 +366,9 @@ export function loadConfig(sources: ConfigSources): Config {
       indexPrefix: value('logging.indexPrefix') as string,
       requestTimeoutSeconds: value('logging.requestTimeoutSeconds') as number,
       exportMaxLines: value('logging.exportMaxLines') as number,
+    },
+    proxy: {
+      responseTimeoutSeconds: value('proxy.responseTimeoutSeconds') as number,
     },
   };
   if (config.logging.password && !config.logging.username)

@@ -1,8 +1,10 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '../observability/logger.ts';
 import type { Readiness } from './readiness.ts';
+import { loadTlsMaterial, reloadTlsOnChange, type TlsFiles } from './tls-files.ts';
 
 export interface RunningServer {
   server: http.Server;
@@ -17,18 +19,26 @@ export interface ServerOptions {
   requestTimeoutSeconds: number;
   readiness: Readiness;
   logger: Logger;
+  /** Serve HTTPS with this certificate (e.g. when no Ingress terminates TLS); plain HTTP otherwise. */
+  tls?: TlsFiles;
 }
 
 export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
-  const server = http.createServer(
-    {
-      // Bounds how long a client may take to send headers/body; responses (watches) are not limited.
-      requestTimeout: options.requestTimeoutSeconds * 1000,
-      headersTimeout: Math.min(options.requestTimeoutSeconds * 1000, 60_000),
-      keepAliveTimeout: 65_000,
-    },
-    app,
-  );
+  const serverOptions: http.ServerOptions = {
+    // Bounds how long a client may take to send headers/body; responses (watches) are not limited.
+    requestTimeout: options.requestTimeoutSeconds * 1000,
+    headersTimeout: Math.min(options.requestTimeoutSeconds * 1000, 60_000),
+    keepAliveTimeout: 65_000,
+  };
+  let stopReloading = () => {};
+  let server: http.Server;
+  if (options.tls) {
+    const secure = https.createServer({ ...serverOptions, ...loadTlsMaterial(options.tls) }, app);
+    stopReloading = reloadTlsOnChange(secure, options.tls, options.logger);
+    server = secure;
+  } else {
+    server = http.createServer(serverOptions, app);
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -38,12 +48,13 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+  const url = `${options.tls ? 'https' : 'http'}://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
 
   let closing: Promise<void> | undefined;
   const shutdown = (graceMs: number): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       options.readiness.markShuttingDown();
+      stopReloading();
       options.logger.info('shutting down: no new connections, waiting for in-flight requests', { graceMs });
       const deadline = setTimeout(() => {
         options.logger.warn('grace period over, closing remaining connections');

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Registry } from 'prom-client';
 import { identityOf, type Identity } from '../auth/identity.ts';
@@ -213,8 +213,8 @@ export function isKubeApiPath(path: string): boolean {
  * The proxy as a router-level middleware that leaves req.url whole (mounting at '/api' would strip the
  * prefix the upstream needs).
  */
-export function kubeProxyRoutes(proxy: KubeProxy): RequestHandler {
-  return (req, res, next) => (isKubeApiPath(req.path) ? proxy.handler(req, res, next) : next());
+export function kubeProxyRoutes(proxy: KubeProxy): Router {
+  return Router().use((req, res, next) => (isKubeApiPath(req.path) ? proxy.handler(req, res, next) : next()));
 }
 
 /**

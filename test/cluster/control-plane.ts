@@ -4,6 +4,7 @@ import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, write
 import https from 'node:https';
 import http from 'node:http';
 import os from 'node:os';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { controlPlaneBinaries, type ControlPlaneBinaries } from './binaries.ts';
 import { freePort } from './free-port.ts';
@@ -67,6 +68,11 @@ function startProcess(name: string, binary: string, args: string[], logPath: str
   const child = spawn(binary, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
+  // The control plane must not keep a test process alive by itself: its owner stops it (stop(), or
+  // on 'beforeExit' for a file's private one, which needs the loop to be able to go idle).
+  child.unref();
+  (child.stdout as Socket | null)?.unref();
+  (child.stderr as Socket | null)?.unref();
   running.add(child);
   child.once('exit', () => running.delete(child));
   child.once('error', (err) => log.write(`\n${name}: spawn error: ${err.message}\n`));

@@ -7,6 +7,7 @@ import type { ControlPlane } from '../cluster/control-plane.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { makeServingCertificate } from '../support/test-certificates.ts';
 import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
 
 const run = promisify(execFile);
@@ -109,6 +110,28 @@ describe('configuration errors', () => {
       const e = err as { code: number; stderr: string };
       assert.equal(e.code, 2);
       assert.match(e.stderr, /log\.level: expected one of error, warn, info, debug, got "chatty"/);
+    }
+  });
+
+  test('an unreadable or mismatched TLS pair names the key', async () => {
+    const missing = await startWith(
+      '--http.tlsCertFile=/nonexistent/tls.crt',
+      '--http.tlsKeyFile=/nonexistent/tls.key',
+    );
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /http\.tlsCertFile: cannot read \/nonexistent\/tls\.crt: ENOENT/);
+    const a = makeServingCertificate();
+    const b = makeServingCertificate();
+    try {
+      const mismatched = await startWith(
+        `--http.tlsCertFile=${a.certFile}`,
+        `--http.tlsKeyFile=${b.keyFile}`,
+      );
+      assert.equal(mismatched.code, 2);
+      assert.match(mismatched.stderr, /http\.tlsCertFile: certificate and key do not form a usable pair/);
+    } finally {
+      a.cleanup();
+      b.cleanup();
     }
   });
 

@@ -1,4 +1,3 @@
-import { after } from 'node:test';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 
 export const CLUSTER_ENV = 'PLATFORM_TEST_CLUSTER';
@@ -10,9 +9,13 @@ export function describeControlPlane(cp: ControlPlane): string {
   return JSON.stringify(rest satisfies Described);
 }
 
+// A file run on its own gets one private control plane however often it asks (test support only).
+let privateControlPlane: Promise<ControlPlane> | undefined;
+
 /**
  * The control plane of this test run: the one global setup started, or (when a file runs on its own)
- * a private one stopped after the file's tests.
+ * a private one, stopped when the file's process has nothing left to do. (A node:test `after()` would
+ * attach to whichever hook called this, and stop it too early.)
  */
 export async function testControlPlane(): Promise<ControlPlane> {
   const shared = process.env[CLUSTER_ENV];
@@ -26,7 +29,9 @@ export async function testControlPlane(): Promise<ControlPlane> {
     };
     return { ...described, stop: async () => {}, stopApiserver: notHere, startApiserver: notHere };
   }
-  const own = await startControlPlane();
-  after(() => own.stop());
-  return own;
+  privateControlPlane ??= startControlPlane().then((own) => {
+    process.once('beforeExit', () => void own.stop());
+    return own;
+  });
+  return privateControlPlane;
 }

@@ -147,3 +147,22 @@ describe('config', () => {
     assert.equal(loadConfig(sources({ env: { PLATFORM_AUTH_CLIENTS: 'a:b,c:d' } })).auth.clients, 'a:b,c:d');
   });
 });
+
+describe('config: TLS serving', () => {
+  test('certificate and key come together', () => {
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--http.tlsCertFile=/tls/tls.crt'] })),
+      'http.tlsKeyFile',
+      /both/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--http.tlsKeyFile=/tls/tls.key'] })),
+      'http.tlsCertFile',
+      /both/,
+    );
+    const both = loadConfig(
+      sources({ argv: ['--http.tlsCertFile=/tls/tls.crt', '--http.tlsKeyFile=/tls/tls.key'] }),
+    );
+    assert.deepEqual([both.http.tlsCertFile, both.http.tlsKeyFile], ['/tls/tls.crt', '/tls/tls.key']);
+  });
+});
