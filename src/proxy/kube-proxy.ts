@@ -100,7 +100,17 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
       proxyReq.once('upgrade', () => proxyReq.setTimeout(0));
       proxyReq.once('response', () => proxyReq.setTimeout(0));
     });
-    proxyServer.on('proxyRes', (proxyRes, req) => observe(req, proxyRes.statusCode ?? 0));
+    proxyServer.on('proxyRes', (proxyRes, req, res) => {
+      observe(req, proxyRes.statusCode ?? 0);
+      // A response without Content-Length streams (watch, follow=true logs). Node holds headers until
+      // the first body byte, so a quiet watch would look hung to the client: send them now, once
+      // http-proxy has copied status and headers (synchronously, right after this event).
+      if (proxyRes.headers['content-length'] === undefined) {
+        process.nextTick(() => {
+          if (!res.writableEnded) res.flushHeaders();
+        });
+      }
+    });
     proxyServer.on('error', (err, req, target) => {
       const status = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
       observe(req, 'error');

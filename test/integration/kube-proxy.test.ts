@@ -416,6 +416,7 @@ describe('Kubernetes API proxy when the kube-apiserver fails', () => {
     const kc = adminKubeConfig(cp.kubeconfigPath);
     await installIamCrds(kc);
     await createUser(kc, VIEWER);
+    await grantRbac(kc);
     keys = generateTestKeys();
     server = await startReadyServer([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
@@ -436,6 +437,33 @@ describe('Kubernetes API proxy when the kube-apiserver fails', () => {
     await server?.stop();
     keys?.cleanup();
     await cp?.stop();
+  });
+
+  test('a watch stays open while idle far longer than the response timeout, and still delivers', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${server.url}/api/v1/nodes?watch=true&allowWatchBookmarks=false`, {
+      headers: { Authorization: `Bearer ${token}` },
+      signal: controller.signal,
+    });
+    assert.equal(res.status, 200);
+    let received = '';
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>)
+        received += decoder.decode(chunk, { stream: true });
+    })().catch(() => undefined);
+    // The behaviour under test is the passing of time: three response timeouts with no traffic at all.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    await adminKubeConfig(cp.kubeconfigPath)
+      .makeApiClient(CoreV1Api)
+      .createNode({ body: nodeFixture(7, { prefix: 'idle' }) });
+    await waitFor(
+      'the event after the idle period',
+      () => (received.includes('"idle-0007"') ? true : undefined),
+      { timeoutMs: 10_000 },
+    );
+    controller.abort();
+    await reading;
   });
 
   test('a hung kube-apiserver → 504 Status within the configured timeout', async () => {
