@@ -3,11 +3,17 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { waitFor } from '../cluster/wait-for.ts';
 import { startServerProcess } from '../support/server-process.ts';
-import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
+import {
+  adminKubeConfig,
+  createUser,
+  deleteUsersAndSessions,
+  installIamCrds,
+} from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
 // At the top level, so a private control plane (file run alone) is stopped after all tests of the file.
 const cp = await testControlPlane();
+const kc = adminKubeConfig(cp.kubeconfigPath);
 
 /** A fresh, recognisable secret per field, so a leak names the field it came from. */
 function secret(field: string): string {
@@ -22,7 +28,11 @@ function tokenLike(field: string): string {
 
 describe('logs never carry a secret, whatever field a client puts it in', () => {
   test('requests with secrets in headers, cookies, query strings and bodies, against every kind of route', async () => {
-    await installIamCrds(adminKubeConfig(cp.kubeconfigPath));
+    await installIamCrds(kc);
+    // A real user: real passwords go to the token endpoint, real tokens come back and are used.
+    const rita = { name: 'redaction-rita', password: secret('rita-password'), groups: ['redaction-testers'] };
+    await deleteUsersAndSessions(kc, [rita.name]);
+    await createUser(kc, rita);
     const server = await startServerProcess([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       '--log.level=debug',
@@ -38,18 +48,19 @@ describe('logs never carry a secret, whatever field a client puts it in', () => 
       secrets.push(value);
       return value;
     };
-    const responses: { label: string; requestId: string }[] = [];
+    secrets.push(rita.password);
+    const responses: { label: string; requestId: string; user?: string }[] = [];
     try {
       await waitFor('server ready', async () =>
         (await fetch(`${server.url}/readyz`)).ok ? true : undefined,
       );
-      const send = async (label: string, path: string, init: RequestInit = {}) => {
+      const send = async (label: string, path: string, init: RequestInit = {}, user?: string) => {
         const res = await fetch(`${server.url}${path}`, init);
-        await res.arrayBuffer();
+        const body = await res.text();
         const requestId = res.headers.get('x-request-id');
         assert.ok(requestId, `${label}: X-Request-Id answered`);
-        responses.push({ label, requestId });
-        return res;
+        responses.push({ label, requestId, ...(user ? { user } : {}) });
+        return { res, body };
       };
       const basic = (user: string, password: string) =>
         `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -131,11 +142,65 @@ describe('logs never carry a secret, whatever field a client puts it in', () => 
         method: 'GET',
       });
 
+      // The real thing: wrong and right passwords, then the issued tokens on every kind of route.
+      const login = (password: string) =>
+        form({
+          grant_type: 'password',
+          username: rita.name,
+          password,
+          client_id: 'platform',
+          client_secret: 'platform',
+        });
+      await send('wrong password of a real user', '/oauth/token', login(s('wrong-password')));
+      const issued = await send('login of a real user', '/oauth/token', login(rita.password));
+      assert.equal(issued.res.status, 200, issued.body);
+      const tokens = JSON.parse(issued.body) as { access_token: string; refresh_token: string };
+      secrets.push(tokens.access_token, tokens.refresh_token);
+      const bearer = { headers: { Authorization: `Bearer ${tokens.access_token}` } };
+      for (const path of [
+        `/kapis/resources.platform.io/v1alpha3/nodes?limit=1&token=${s('q-authenticated')}`,
+
+        '/api/v1/namespaces/default/configmaps',
+        '/no/such/route',
+      ]) {
+        await send(`authenticated GET ${path}`, path, bearer, rita.name);
+      }
+      // /oauth/userinfo checks the token itself (an anonymous path): its access line has no user.
+      await send('userinfo with a real token', '/oauth/userinfo', bearer);
+      const refreshed = await send(
+        'refresh with a real refresh token',
+        '/oauth/token',
+        form({
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token,
+          client_id: 'platform',
+          client_secret: 'platform',
+        }),
+      );
+      assert.equal(refreshed.res.status, 200, refreshed.body);
+      const rotated = JSON.parse(refreshed.body) as { access_token: string; refresh_token: string };
+      secrets.push(rotated.access_token, rotated.refresh_token);
+      await send(
+        'reuse of a spent refresh token',
+        '/oauth/token',
+        form({
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token,
+          client_id: 'platform',
+          client_secret: 'platform',
+        }),
+      );
+      await send('logout with a real token', '/oauth/logout', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${rotated.access_token}` },
+      });
+
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       for (const value of secrets)
         assert.ok(!metrics.includes(value), `secret ${value.slice(0, 24)}… in /metrics`);
     } finally {
       await server.stop();
+      await deleteUsersAndSessions(kc, [rita.name]);
     }
 
     const output = server.output().join('\n');
@@ -154,7 +219,7 @@ describe('logs never carry a secret, whatever field a client puts it in', () => 
 
     // One access line per request, with the fields an operator filters on.
     const logs = server.logs();
-    for (const { label, requestId } of responses) {
+    for (const { label, requestId, user } of responses) {
       const lines = logs.filter((l) => l['message'] === 'request' && l['requestId'] === requestId);
       assert.equal(lines.length, 1, `${label}: one access line for request ${requestId}`);
       const line = lines[0]!;
@@ -164,6 +229,7 @@ describe('logs never carry a secret, whatever field a client puts it in', () => 
       assert.match(String(line['time']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       assert.equal(typeof line['status'], 'number');
       assert.doesNotMatch(String(line['path']), /\?/, `${label}: no query string in the access line`);
+      if (user) assert.equal(line['user'], user, `${label}: the access line names the caller`);
     }
   });
 });

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createNodes, deleteNodes } from '../cluster/node-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { OpenApiConformance } from '../support/openapi-conformance.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
@@ -23,14 +25,18 @@ const serverArgs = [`--kubernetes.kubeconfig=${cp.kubeconfigPath}`, '--platformN
 // A user of the `acme` platform (group iam.acme.io), to exercise the token service and authenticated routes.
 const OSCAR = { name: 'openapi-oscar', password: 'oscar-Pa55word!', groups: ['developers'] };
 const kc = adminKubeConfig(cp.kubeconfigPath);
+// A user of a group nobody else binds, so the 403 → 200 step depends only on this file's binding.
+const OLGA = { name: 'openapi-olga', password: 'olga-Pa55word!', groups: ['openapi-readers'] };
+const NODE_PREFIX = 'openapi';
 
 describe('OpenAPI document of the real server', () => {
   let server: ServerProcess;
   let openapi: OpenApiConformance;
   before(async () => {
     await installIamCrds(kc, 'acme');
-    await deleteUsersAndSessions(kc, [OSCAR.name], 'acme');
+    await deleteUsersAndSessions(kc, [OSCAR.name, OLGA.name], 'acme');
     await createUser(kc, OSCAR, 'acme');
+    await createUser(kc, OLGA, 'acme');
     server = await startServerProcess([...serverArgs, '--auth.addressRequestsPerMinute=0']);
     await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
     // Validates the served document against the official OpenAPI 3.1 schema.
@@ -38,7 +44,11 @@ describe('OpenAPI document of the real server', () => {
   });
   after(async () => {
     await server?.stop();
-    await deleteUsersAndSessions(kc, [OSCAR.name], 'acme');
+    await deleteUsersAndSessions(kc, [OSCAR.name, OLGA.name], 'acme');
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: `${NODE_PREFIX}-olga` }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: `${NODE_PREFIX}-node-reader` }).catch(() => undefined);
+    await deleteNodes(kc.makeApiClient(CoreV1Api), NODE_PREFIX);
   });
 
   test('describes exactly the routes the server has wired, no more, no fewer', async () => {
@@ -156,5 +166,120 @@ describe('OpenAPI document of the real server', () => {
       },
     );
     assert.equal(removed.status, 404);
+  });
+  test('error and edge answers of every route group conform too', async () => {
+    const url = server.url;
+    const tokenUrl = `${url}/oauth/token`;
+    const form = (fields: Record<string, string>, headers: Record<string, string> = {}): RequestInit => ({
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
+    const client = { client_id: 'acme', client_secret: 'acme' };
+    const expect = async (status: number, target: string, init: RequestInit = {}) => {
+      const { res, body } = await openapi.fetch(target, init);
+      assert.equal(res.status, status, `${init.method ?? 'GET'} ${target}: ${body}`);
+      return { res, body };
+    };
+
+    // The token endpoint's errors, each in RFC 6749 JSON with the documented headers.
+    const wrong = await expect(
+      400,
+      tokenUrl,
+      form({ ...client, grant_type: 'password', username: OLGA.name, password: 'nope' }),
+    );
+    assert.equal(JSON.parse(wrong.body).error, 'invalid_grant');
+    await expect(400, tokenUrl, form({ ...client }));
+    await expect(400, tokenUrl, form({ ...client, grant_type: 'client_credentials' }));
+    const basic = `Basic ${Buffer.from('acme:wrong').toString('base64')}`;
+    const badClient = await expect(401, tokenUrl, form({ grant_type: 'password' }, { Authorization: basic }));
+    assert.match(badClient.res.headers.get('www-authenticate') ?? '', /^Basic/);
+    await expect(415, tokenUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    await expect(413, tokenUrl, form({ ...client, grant_type: 'password', pad: 'x'.repeat(17 * 1024) }));
+    await expect(405, tokenUrl);
+    await expect(404, `${url}/oauth/nowhere`);
+    await expect(401, `${url}/oauth/logout`, { method: 'POST' });
+    await expect(401, `${url}/oauth/userinfo`, { headers: { Authorization: 'Bearer not-a-token' } });
+    await expect(401, `${url}/oauth/revoke`, form({ token: 'x', client_id: 'acme', client_secret: 'wrong' }));
+
+    // The node API: 403 without a binding, then 200, 304 and the parameter and name errors.
+    const login = await expect(
+      200,
+      tokenUrl,
+      form({ ...client, grant_type: 'password', username: OLGA.name, password: OLGA.password }),
+    );
+    const bearer = { Authorization: `Bearer ${JSON.parse(login.body).access_token}` };
+    const nodes = `${url}/kapis/resources.acme.io/v1alpha3/nodes`;
+    const [first] = await createNodes(kc.makeApiClient(CoreV1Api), 2, { prefix: NODE_PREFIX });
+    await expect(403, `${nodes}?name=${NODE_PREFIX}-`, { headers: bearer });
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: `${NODE_PREFIX}-node-reader` },
+        rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: `${NODE_PREFIX}-olga` },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: `${NODE_PREFIX}-node-reader`,
+        },
+        subjects: [{ kind: 'Group', name: 'openapi-readers', apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
+    const listed = await waitFor('the binding takes effect and both nodes are cached', async () => {
+      const res = await fetch(`${nodes}?name=${NODE_PREFIX}-&sortBy=name&ascending=true`, {
+        headers: bearer,
+      });
+      const body = await res.text();
+      return res.status === 200 && JSON.parse(body).totalItems === 2 ? res : undefined;
+    });
+    assert.equal(listed.status, 200);
+    const list = await expect(
+      200,
+      `${nodes}?name=${NODE_PREFIX}-&sortBy=name&ascending=true&limit=1&page=2`,
+      {
+        headers: bearer,
+      },
+    );
+    assert.equal(JSON.parse(list.body).items.length, 1);
+    const etag = list.res.headers.get('etag')!;
+    await expect(304, `${nodes}?name=${NODE_PREFIX}-&sortBy=name&ascending=true&limit=1&page=2`, {
+      headers: { ...bearer, 'If-None-Match': etag },
+    });
+    const one = await waitFor('get allowed (a cached denial expires)', async () => {
+      const res = await fetch(`${nodes}/${first}`, { headers: bearer });
+      return res.status === 200 ? res : undefined;
+    });
+    await openapi.assertConforms('GET', one);
+    await expect(200, `${nodes}/${first}`, { headers: { ...bearer, 'Accept-Encoding': 'gzip' } });
+    await expect(304, `${nodes}/${first}`, {
+      headers: { ...bearer, 'If-None-Match': one.headers.get('etag')! },
+    });
+    const bad = await expect(400, `${nodes}?limit=0`, { headers: bearer });
+    assert.equal(JSON.parse(bad.body).details.causes[0].field, 'limit');
+    await expect(400, `${nodes}?sortBy=size`, { headers: bearer });
+    await expect(404, `${nodes}/${NODE_PREFIX}-no-such-node`, { headers: bearer });
+
+    for (const seen of [
+      'issueToken 400',
+      'issueToken 401',
+      'issueToken 413',
+      'issueToken 415',
+      'listNodes 403',
+      'listNodes 304',
+      'getNode 304',
+      'listNodes 400',
+      'getNode 404',
+    ]) {
+      assert.ok(openapi.seen.has(seen), `checked a real ${seen}`);
+    }
   });
 });

@@ -84,7 +84,7 @@ export async function installIamCrds(kc: KubeConfig, platform = 'platform'): Pro
   for (const plural of plurals) {
     await waitFor(
       `${plural} listable`,
-      async () => (await objects.listClusterCustomObject({ ...IAM, plural })) && true,
+      async () => (await objects.listClusterCustomObject({ ...iamOf(platform), plural })) && true,
       {
         timeoutMs: 30_000,
         intervalMs: 100,

@@ -91,9 +91,13 @@ export class OpenApiConformance {
     const where = `${r.method} ${r.path} → ${r.status}`;
     const compiled = this.operationFor(r.method, r.path);
     if (!compiled) {
-      // Paths and methods the document does not describe get the one 404 the error mapper gives.
-      if (r.status !== 404) return [`${where}: no operation in the document, and not a 404`];
-      return this.#bodyProblems(where, r, 'application/json', pointer('components', 'schemas', 'Status'));
+      // Paths and methods the document does not describe: 401 when authentication answers before
+      // routing, else 404 (405 for another method of an OAuth endpoint), in the path's error shape.
+      if (![401, 404, 405].includes(r.status)) {
+        return [`${where}: no operation in the document, and not a 401, 404 or 405`];
+      }
+      const shape = r.path.startsWith('/oauth/') ? 'OAuthError' : 'Status';
+      return this.#bodyProblems(where, r, 'application/json', pointer('components', 'schemas', shape));
     }
     const { operation } = compiled;
     const statusKey = [String(r.status), `${String(r.status)[0]}XX`, 'default'].find(

@@ -107,6 +107,8 @@ describe('OpenAPI document', () => {
       ),
       json(404, 'GET', '/no/such/thing', status404),
       json(404, 'DELETE', '/healthz', status404),
+      json(405, 'GET', '/oauth/token', { error: 'invalid_request', error_description: 'use POST' }),
+      json(401, 'GET', '/no/such/thing', JSON.stringify(statusFor(401, 'Unauthorized'))),
     ];
     for (const r of ok) assert.deepEqual(check.problems(r), [], `${r.method} ${r.path}`);
 
@@ -136,7 +138,8 @@ describe('OpenAPI document', () => {
         /body must have required property 'kind'/,
       ],
       [json(404, 'GET', '/nowhere', 'Not Found'), /body is not JSON/],
-      [json(200, 'GET', '/nowhere', {}), /no operation in the document, and not a 404/],
+      [json(200, 'GET', '/nowhere', {}), /no operation in the document, and not a 401, 404 or 405/],
+      [json(405, 'GET', '/oauth/token', status404), /body must have required property 'error'/],
       [
         json(
           200,
