@@ -72,6 +72,9 @@ describe('helm chart: lint, render, server-side dry run', () => {
   before(async () => {
     tools = new ChartTools(cp);
     namespace = await tools.createNamespace('chart-render');
+    // The rendered User (first admin) needs the chart's CRDs to be served, as after a real install.
+    // They stay: other tests use the same CRDs, and deleting one deletes every object of its kind.
+    await tools.installChartCrds();
   });
   after(async () => {
     await tools.deleteNamespace(namespace);
@@ -98,6 +101,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'Secret',
       'Service',
       'ServiceAccount',
+      'User',
     ]);
 
     for (const o of objects) {
@@ -210,7 +214,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
     const all = loadRenderedConfig(
       parseObjects(await tools.template('platform', namespace, ['-f', allFeaturesValues])),
     );
-    assert.equal(all.platformName, 'acme');
+    assert.equal(all.http.shutdownGraceSeconds, 20);
     assert.equal(all.log.level, 'debug');
     assert.deepEqual(all.http.trustedProxies, ['10.244.0.0/16', 'fd00:10:244::/56']);
 
@@ -263,6 +267,17 @@ describe('helm chart: lint, render, server-side dry run', () => {
     }
   });
 
+  test("the custom resources' API group follows config.platformName", async () => {
+    const objects = parseObjects(
+      await tools.template('platform', namespace, ['--set', 'config.platformName=acme']),
+    );
+    const groups = (findObject(objects, 'ClusterRole')['rules'] as { apiGroups: string[] }[]).flatMap(
+      (r) => r.apiGroups,
+    );
+    assert.deepEqual([...new Set(groups)], ['', 'iam.acme.io', 'authorization.k8s.io']);
+    assert.equal(findObject(objects, 'User').apiVersion, 'iam.acme.io/v1alpha2');
+  });
+
   test('the ClusterRole grants exactly what the server needs, with no wildcard', async () => {
     const objects = parseObjects(await tools.template('platform', namespace));
     const role = findObject(objects, 'ClusterRole');
@@ -272,7 +287,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
       {
         apiGroups: ['iam.platform.io'],
         resources: ['users', 'sessions'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
       },
       { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
@@ -293,16 +308,44 @@ describe('helm chart installed into the real kube-apiserver', () => {
   let tools: ChartTools;
   let namespace: string;
   const release = 'chart-e2e';
+  const adminName = 'chart-e2e-admin';
 
   before(async () => {
     tools = new ChartTools(cp);
     namespace = await tools.createNamespace('chart-install');
-    await tools.helm(['install', release, chartDir, `--namespace=${namespace}`]);
+    await tools.helm([
+      'install',
+      release,
+      chartDir,
+      `--namespace=${namespace}`,
+      '--set',
+      `admin.username=${adminName}`,
+    ]);
   });
   after(async () => {
     await tools.helm(['uninstall', release, `--namespace=${namespace}`]);
+    // Users are data: uninstall leaves the first admin in place, so the test removes its own.
+    await tools.kubectl(['delete', 'users.iam.platform.io', adminName, '--ignore-not-found']);
     await tools.deleteNamespace(namespace);
     tools.cleanup();
+  });
+
+  const adminUser = async () =>
+    JSON.parse(await tools.kubectl(['get', 'users.iam.platform.io', adminName, '-o', 'json'])) as {
+      metadata: { resourceVersion: string; annotations?: Record<string, string> };
+      spec: { password: string; groups: string[] };
+    };
+
+  test('the install creates the first administrator, with only a bcrypt hash of its password', async () => {
+    const user = await adminUser();
+    assert.match(user.spec.password, /^\$2a\$10\$[./A-Za-z0-9]{53}$/);
+    assert.deepEqual(user.spec.groups, ['system:masters']);
+    const password = Buffer.from((await secretData(`${release}-admin`))['password']!, 'base64').toString();
+    assert.match(password, /^[A-Za-z0-9]{24}$/);
+    assert.ok(!JSON.stringify(user).includes(password), 'the plaintext is only in the Secret');
+    // A hook, not a release resource: helm upgrade/uninstall leave it alone.
+    assert.equal(user.metadata.annotations?.['helm.sh/hook'], 'post-install');
+    assert.equal(user.metadata.annotations?.['meta.helm.sh/release-name'], undefined);
   });
 
   const secretData = async (name: string) =>
@@ -328,6 +371,7 @@ describe('helm chart installed into the real kube-apiserver', () => {
         'jsonpath={.spec.template.metadata.annotations.checksum/config}',
       ]);
     const checksumBefore = await checksum();
+    const userBefore = await adminUser();
 
     await tools.helm([
       'upgrade',
@@ -345,6 +389,11 @@ describe('helm chart installed into the real kube-apiserver', () => {
     );
     assert.deepEqual(await secretData(`${release}-signing-keys`), keysBefore);
     assert.deepEqual(await secretData(`${release}-admin`), adminBefore);
+    assert.equal(
+      (await adminUser()).metadata.resourceVersion,
+      userBefore.metadata.resourceVersion,
+      'User untouched',
+    );
     const history = await tools.helm(['history', release, `--namespace=${namespace}`, '-o', 'json']);
     assert.equal((JSON.parse(history) as unknown[]).length, 2);
   });
@@ -359,9 +408,17 @@ describe('helm chart installed into the real kube-apiserver', () => {
     const sa = new KubeConfig();
     sa.loadFromFile(kubeconfig);
     const authz = sa.makeApiClient(AuthorizationV1Api);
-    const canI = async (verb: string, resource: string, group = '', ns?: string) => {
+    const canI = async (verb: string, resourcePath: string, group = '', ns?: string) => {
+      const [resource, subresource] = resourcePath.split('/');
+      const attributes = {
+        verb,
+        resource,
+        group,
+        ...(subresource ? { subresource } : {}),
+        ...(ns ? { namespace: ns } : {}),
+      };
       const review = await authz.createSelfSubjectAccessReview({
-        body: { spec: { resourceAttributes: { verb, resource, group, ...(ns ? { namespace: ns } : {}) } } },
+        body: { spec: { resourceAttributes: attributes } },
       });
       return review.status?.allowed === true;
     };
@@ -376,6 +433,7 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['watch', 'sessions', 'iam.platform.io'],
       ['create', 'sessions', 'iam.platform.io'],
       ['delete', 'sessions', 'iam.platform.io'],
+      ['update', 'users/status', 'iam.platform.io'],
     ];
     const refused: [string, string, string?, string?][] = [
       ['delete', 'nodes'],
@@ -387,6 +445,8 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
+      ['patch', 'users', 'iam.platform.io'],
+      ['deletecollection', 'sessions', 'iam.platform.io'],
     ];
     for (const [verb, resource, group, ns] of allowed)
       assert.equal(await canI(verb, resource, group, ns), true, `${verb} ${resource}.${group ?? ''}`);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +77,24 @@ export class ChartTools {
   /** `helm template` of the chart; returns the YAML stream. */
   async template(release: string, namespace: string, args: string[] = []): Promise<string> {
     return this.helm(['template', release, chartDir, `--namespace=${namespace}`, ...args]);
+  }
+
+  /** Applies the chart's crds/ (as `helm install` does first) and waits until they are served. */
+  async installChartCrds(): Promise<string[]> {
+    const dir = path.join(chartDir, 'crds');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    if (files.length === 0) return [];
+    await this.kubectl(['apply', '-f', dir]);
+    const names = files.flatMap((f) =>
+      parseObjects(readFileSync(path.join(dir, f), 'utf8')).map((o) => o.metadata.name),
+    );
+    await this.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=30s',
+      ...names.map((n) => `crd/${n}`),
+    ]);
+    return names;
   }
 
   async createNamespace(prefix: string): Promise<string> {

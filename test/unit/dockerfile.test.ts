@@ -48,12 +48,18 @@ function inContext(path: string): boolean {
   return included;
 }
 
-test('multi-stage build on Node 24 LTS', () => {
+test('multi-stage build on Node 24 LTS, both stages on the same Debian release', () => {
   assert.equal(stageStarts.length, 2, 'a build stage and a runtime stage');
-  const arg = all.find((i) => i.op === 'ARG' && i.args.startsWith('NODE_IMAGE='));
-  assert.match(arg?.args ?? '', /^NODE_IMAGE=node:24-[a-z]+-slim$/);
-  assert.equal(all[stageStarts[0]!]!.args, '${NODE_IMAGE} AS build');
-  assert.equal(finalStage[0]!.args, '${NODE_IMAGE}');
+  const arg = (name: string) =>
+    all.find((i) => i.op === 'ARG' && i.args.startsWith(`${name}=`))?.args.slice(name.length + 1);
+  const build = arg('BUILD_IMAGE') ?? '';
+  const runtime = arg('RUNTIME_IMAGE') ?? '';
+  assert.match(build, /^node:24-bookworm$/);
+  assert.match(runtime, /^node:24-bookworm-slim$/);
+  // Native addons are built against the build stage's glibc: the runtime must be the same release.
+  assert.equal(runtime, `${build}-slim`);
+  assert.equal(all[stageStarts[0]!]!.args, '${BUILD_IMAGE} AS build');
+  assert.equal(finalStage[0]!.args, '${RUNTIME_IMAGE}');
 });
 
 test('the runtime stage has no build tools, production dependencies only, and a numeric non-root user', () => {

@@ -54,6 +54,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if .Values.admin.existingSecret }}{{ .Values.admin.passwordKey }}{{ else }}password{{ end }}
 {{- end }}
 
+{{/* API group of the server's own custom resources: it follows the platform name. */}}
+{{- define "platform-apiserver.iamGroup" -}}
+{{- printf "iam.%s.io" (.Values.config.platformName | default "platform") }}
+{{- end }}
+
 {{/* {base_url}: the explicit value, else the first Ingress host (https when it has TLS), else empty. */}}
 {{- define "platform-apiserver.externalBaseUrl" -}}
 {{- if .Values.externalBaseUrl }}
