@@ -206,8 +206,16 @@ describe('helm chart: lint, render, server-side dry run', () => {
   });
 
   test("the rendered config file is accepted by the server's own config loader", async () => {
-    const defaults = loadRenderedConfig(parseObjects(await tools.template('platform', namespace)));
+    const defaultObjects = parseObjects(await tools.template('platform', namespace));
+    const defaults = loadRenderedConfig(defaultObjects);
     assert.equal(defaults.http.host, '0.0.0.0');
+    // The key file named in the config is where the Deployment mounts the keys Secret.
+    const container = spec<DeploymentSpec>(findObject(defaultObjects, 'Deployment')).template.spec
+      .containers[0]!;
+    const keysMount = container.volumeMounts.find((m) => m.name === 'signing-keys')!.mountPath;
+    assert.equal(defaults.auth.signingKeyFile, `${keysMount}/signing-key.pem`);
+    assert.equal(defaults.auth.signingAlgorithm, 'ES256');
+    assert.equal(defaults.auth.publicUrl, '');
     assert.equal(defaults.http.port, 9090);
     assert.deepEqual(defaults.http.trustedProxies, []);
 
@@ -217,11 +225,31 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(all.http.shutdownGraceSeconds, 20);
     assert.equal(all.log.level, 'debug');
     assert.deepEqual(all.http.trustedProxies, ['10.244.0.0/16', 'fd00:10:244::/56']);
+    // {base_url} from the first Ingress host, https because that host has TLS.
+    assert.equal(all.auth.publicUrl, 'https://platform.example.com');
 
     const custom = loadRenderedConfig(
       parseObjects(await tools.template('platform', namespace, ['--set', 'containerPort=8080'])),
     );
     assert.equal(custom.http.port, 8080);
+
+    const ownKeys = loadRenderedConfig(
+      parseObjects(
+        await tools.template('platform', namespace, [
+          '--set',
+          'signingKeys.existingSecret=my-keys',
+          '--set',
+          'signingKeys.key=tls.key',
+          '--set',
+          'signingKeys.algorithm=RS256',
+          '--set',
+          'externalBaseUrl=https://api.example.org/',
+        ]),
+      ),
+    );
+    assert.equal(ownKeys.auth.signingKeyFile, '/etc/platform-apiserver-keys/tls.key');
+    assert.equal(ownKeys.auth.signingAlgorithm, 'RS256');
+    assert.equal(ownKeys.auth.publicUrl, 'https://api.example.org');
   });
 
   test('existing Secrets named by the user replace the generated ones', async () => {
@@ -502,5 +530,60 @@ describe('plain manifests in deploy/', () => {
     } finally {
       await tools.deleteNamespace(namespace);
     }
+  });
+});
+
+describe("the README's Install on a cluster commands", () => {
+  let tools: ChartTools;
+  const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+  before(() => {
+    tools = new ChartTools(cp);
+  });
+  after(() => tools.cleanup());
+
+  /** The `helm …` commands of the section, continuation lines joined, split into words like a shell would. */
+  function helmCommands(): string[][] {
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const start = readme.indexOf('## Install on a cluster');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    return section
+      .replace(/\\\n\s*/g, ' ')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith('helm '))
+      .map((l) => [...l.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!).slice(1));
+  }
+
+  test('helm install as written passes a server-side dry run and prints the in-cluster URL', async () => {
+    const install = helmCommands().find((c) => c[0] === 'install');
+    assert.ok(install, 'the section has a helm install command');
+    assert.ok(install.includes('charts/platform-apiserver'));
+    const out = await tools.helm([
+      ...install.map((w) => (w === 'charts/platform-apiserver' ? chartDir : w)),
+      '--dry-run=server',
+    ]);
+    assert.match(out, /STATUS: pending-install/);
+    assert.match(out, /http:\/\/platform\.platform-system\.svc\n/);
+    assert.match(out, /kubectl -n platform-system get secret platform-admin/);
+  });
+
+  test('the Ingress upgrade as written renders the Ingress, TLS, the external URL and the trusted proxies', async () => {
+    const upgrade = helmCommands().find((c) => c[0] === 'upgrade');
+    assert.ok(upgrade, 'the section has a helm upgrade command');
+    // Rendered alone (no release to reuse values from): the command's own values.
+    const args = upgrade
+      .slice(1)
+      .filter((w) => w !== '--reuse-values')
+      .map((w) => (w === 'charts/platform-apiserver' ? chartDir : w));
+    const objects = parseObjects(await tools.helm(['template', ...args]));
+    const ingress = findObject(objects, 'Ingress');
+    assert.equal(ingress.metadata.namespace, 'platform-system');
+    assert.deepEqual(spec<{ tls: unknown }>(ingress).tls, [
+      { hosts: ['platform.example.com'], secretName: 'platform-tls' },
+    ]);
+    const config = loadRenderedConfig(objects);
+    assert.deepEqual(config.http.trustedProxies, ['10.244.0.0/16']);
+    assert.equal(config.auth.publicUrl, 'https://platform.example.com');
   });
 });

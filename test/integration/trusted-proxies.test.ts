@@ -85,3 +85,63 @@ describe('client address behind a real nginx reverse proxy', () => {
     assert.equal(direct['remoteAddress'], CLIENT);
   });
 });
+
+describe('the login limiter behind a real nginx reverse proxy', () => {
+  let server: ServerProcess;
+  let proxy: ReverseProxy;
+  const OTHER_CLIENT = '127.0.0.4';
+
+  before(async () => {
+    const cp = await testControlPlane();
+    server = await startServerProcess([
+      `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+      `--http.trustedProxies=${PROXY}`,
+      '--auth.addressRequestsPerMinute=2',
+    ]);
+    proxy = await startNginx({ upstream: server.url, bindAddress: PROXY });
+  });
+  after(async () => {
+    await proxy?.stop();
+    await server?.stop();
+  });
+
+  /** A password grant with wrong credentials from `localAddress` through nginx; returns the status. */
+  const tokenRequest = (localAddress: string, forwardedFor: string) =>
+    new Promise<number>((resolve, reject) => {
+      const body = new URLSearchParams({
+        grant_type: 'password',
+        username: 'nobody',
+        password: 'wrong',
+        client_id: 'platform',
+        client_secret: 'platform',
+      }).toString();
+      const req = http.request(
+        `${proxy.url}/oauth/token`,
+        {
+          method: 'POST',
+          localAddress,
+          agent: false,
+          headers: {
+            'Content-Type': 'application/x-www-form-urlencoded',
+            'Content-Length': Buffer.byteLength(body),
+            'X-Forwarded-For': forwardedFor,
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  test('counts the real client, whatever X-Forwarded-For it sends, and no one else', async () => {
+    // A new forged address on every request does not give the client a fresh bucket.
+    assert.notEqual(await tokenRequest(CLIENT, '198.51.100.1'), 429);
+    assert.notEqual(await tokenRequest(CLIENT, '198.51.100.2'), 429);
+    assert.equal(await tokenRequest(CLIENT, '198.51.100.3'), 429);
+    // Another client behind the same proxy has its own bucket.
+    assert.notEqual(await tokenRequest(OTHER_CLIENT, '198.51.100.3'), 429);
+  });
+});

@@ -46,6 +46,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default (printf "%s-signing-keys" (include "platform-apiserver.fullname" .)) .Values.signingKeys.existingSecret }}
 {{- end }}
 
+{{/* File name of the signing key inside the keys Secret. */}}
+{{- define "platform-apiserver.signingKeyName" -}}
+{{- if .Values.signingKeys.existingSecret }}{{ .Values.signingKeys.key }}{{ else }}signing-key.pem{{ end }}
+{{- end }}
+
 {{- define "platform-apiserver.adminSecret" -}}
 {{- default (printf "%s-admin" (include "platform-apiserver.fullname" .)) .Values.admin.existingSecret }}
 {{- end }}
@@ -71,12 +76,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* The server's config file: the user's `config` with the chart-owned keys set. */}}
+{{/*
+The server's config file: the user's `config` with the chart-owned keys set (listen address and port,
+the signing key's algorithm and path, and the external base URL when known).
+*/}}
 {{- define "platform-apiserver.config" -}}
 {{- $config := deepCopy .Values.config }}
 {{- $http := get $config "http" | default dict }}
 {{- $_ := set $http "host" "0.0.0.0" }}
 {{- $_ := set $http "port" (int .Values.containerPort) }}
 {{- $_ := set $config "http" $http }}
+{{- $auth := get $config "auth" | default dict }}
+{{- $_ := set $auth "signingAlgorithm" .Values.signingKeys.algorithm }}
+{{- $_ := set $auth "signingKeyFile" (printf "/etc/platform-apiserver-keys/%s" (include "platform-apiserver.signingKeyName" .)) }}
+{{- with include "platform-apiserver.externalBaseUrl" . }}
+{{- $_ := set $auth "publicUrl" . }}
+{{- end }}
+{{- $_ := set $config "auth" $auth }}
 {{- toYaml $config }}
 {{- end }}

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import { createNodes, deleteNodes } from '../cluster/node-fixtures.ts';
+import { waitFor } from '../cluster/wait-for.ts';
+import { ChartTools, chartDir } from '../support/chart-tools.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { testControlPlane } from '../support/shared-cluster.ts';
+
+const cp: ControlPlane = await testControlPlane();
+
+const RELEASE = 'chart-sa';
+const ADMIN = 'chart-sa-admin';
+const NODE_PREFIX = 'chartsa';
+
+interface TokenResponse {
+  access_token: string;
+  token_type: string;
+  refresh_token: string;
+  expires_in: number;
+}
+
+/**
+ * The chart installed for real, then the server started the way the chart's Pod starts it — the
+ * rendered config file, the generated signing key and admin password — but with ONLY the chart's
+ * ServiceAccount token (TokenRequest API) as its Kubernetes credential: the ClusterRole must be enough.
+ */
+describe("the server running with only the chart's ServiceAccount token", () => {
+  let tools: ChartTools;
+  let namespace: string;
+  let server: ServerProcess;
+  let adminPassword: string;
+  let saKubeconfig: string;
+  const nodeNames: string[] = [];
+
+  const adminKc = () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    return kc;
+  };
+
+  before(async () => {
+    tools = new ChartTools(cp);
+    namespace = await tools.createNamespace('chart-sa');
+    await tools.helm([
+      'install',
+      RELEASE,
+      chartDir,
+      `--namespace=${namespace}`,
+      '--set',
+      `admin.username=${ADMIN}`,
+    ]);
+
+    const get = async (kind: string, name: string, jsonpath: string) =>
+      tools.kubectl(['get', kind, name, `--namespace=${namespace}`, '-o', `jsonpath=${jsonpath}`]);
+    const configFile = path.join(tools.dir, 'config.yaml');
+    writeFileSync(configFile, await get('configmap', RELEASE, '{.data.config\\.yaml}'));
+    const keyFile = path.join(tools.dir, 'signing-key.pem');
+    const keyBase64 = await get('secret', `${RELEASE}-signing-keys`, '{.data.signing-key\\.pem}');
+    writeFileSync(keyFile, Buffer.from(keyBase64, 'base64'), { mode: 0o600 });
+    adminPassword = Buffer.from(
+      await get('secret', `${RELEASE}-admin`, '{.data.password}'),
+      'base64',
+    ).toString();
+
+    const token = (await tools.kubectl(['create', 'token', RELEASE, `--namespace=${namespace}`])).trim();
+    saKubeconfig = tools.writeKubeconfig('service-account', token);
+
+    nodeNames.push(...(await createNodes(adminKc().makeApiClient(CoreV1Api), 3, { prefix: NODE_PREFIX })));
+
+    // Flags win over the file: the Pod's paths and listen address are replaced by local ones.
+    server = await startServerProcess([
+      `--config=${configFile}`,
+      `--kubernetes.kubeconfig=${saKubeconfig}`,
+      `--auth.signingKeyFile=${keyFile}`,
+    ]);
+  });
+  after(async () => {
+    await server?.stop();
+    await deleteNodes(adminKc().makeApiClient(CoreV1Api), NODE_PREFIX);
+    await tools.helm(['uninstall', RELEASE, `--namespace=${namespace}`]);
+    await tools.kubectl(['delete', 'users.iam.platform.io', ADMIN, '--ignore-not-found']);
+    await tools.deleteNamespace(namespace);
+    tools.cleanup();
+  });
+
+  const login = async (password: string) =>
+    fetch(`${server.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'password',
+        username: ADMIN,
+        password,
+        client_id: 'platform',
+        client_secret: 'platform',
+      }),
+    });
+  const listNodes = (accessToken: string) =>
+    fetch(`${server.url}/kapis/resources.platform.io/v1alpha3/nodes?name=${NODE_PREFIX}`, {
+      headers: { Authorization: `Bearer ${accessToken}` },
+    });
+
+  test('it becomes ready: nodes, users and sessions are listed and watched with the token', async () => {
+    const verbose = await waitFor('readiness', async () => {
+      const res = await fetch(`${server.url}/readyz?verbose`);
+      return res.status === 200 ? res.text() : undefined;
+    });
+    for (const check of ['kube-apiserver', 'nodes-cache', 'users-cache', 'sessions-cache']) {
+      assert.match(verbose, new RegExp(`\\[\\+\\]${check} ok`));
+    }
+  });
+
+  test('login with the generated admin password, node list, logout', async () => {
+    const rejected = await login('not-the-password');
+    assert.equal(rejected.status, 400);
+
+    const res = await login(adminPassword);
+    assert.equal(res.status, 200, await res.clone().text());
+    const tokens = (await res.json()) as TokenResponse;
+    assert.equal(tokens.token_type, 'Bearer');
+    assert.equal(tokens.expires_in, 7200);
+
+    // The SubjectAccessReview for the admin (group system:masters) is asked with the ServiceAccount token.
+    const list = await waitFor('the new nodes in the list', async () => {
+      const r = await listNodes(tokens.access_token);
+      assert.equal(r.status, 200, await r.clone().text());
+      const body = (await r.json()) as { items: { metadata: { name: string } }[]; totalItems: number };
+      return body.totalItems === nodeNames.length ? body : undefined;
+    });
+    assert.deepEqual(list.items.map((n) => n.metadata.name).sort(), [...nodeNames].sort());
+
+    const logout = await fetch(`${server.url}/oauth/logout`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
+    assert.equal(logout.status, 200, await logout.clone().text());
+    // The session object is deleted with the token's rights; the access token is refused from then on.
+    await waitFor('the token to be refused after logout', async () =>
+      (await listNodes(tokens.access_token)).status === 401 ? true : undefined,
+    );
+  });
+
+  test('what the ClusterRole does not allow stays refused for the same token', async () => {
+    await assert.rejects(
+      tools.kubectl(['get', 'secrets', `--namespace=${namespace}`], { kubeconfig: saKubeconfig }),
+      /Forbidden.*cannot list resource "secrets"/s,
+    );
+    await assert.rejects(
+      tools.kubectl(['delete', 'node', nodeNames[0]!], { kubeconfig: saKubeconfig }),
+      /Forbidden.*cannot delete resource "nodes"/s,
+    );
+  });
+});
