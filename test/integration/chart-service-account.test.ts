@@ -76,6 +76,8 @@ describe("the server running with only the chart's ServiceAccount token", () => 
       `--config=${configFile}`,
       `--kubernetes.kubeconfig=${saKubeconfig}`,
       `--auth.signingKeyFile=${keyFile}`,
+      // Background work (expired sessions, lifted locks) runs with the same token, often enough to be seen.
+      '--auth.sessionSweepIntervalSeconds=1',
     ]);
   });
   after(async () => {
@@ -141,6 +143,24 @@ describe("the server running with only the chart's ServiceAccount token", () => 
     // The session object is deleted with the token's rights; the access token is refused from then on.
     await waitFor('the token to be refused after logout', async () =>
       (await listNodes(tokens.access_token)).status === 401 ? true : undefined,
+    );
+  });
+
+  test('every request the server made to the kube-apiserver was allowed', async () => {
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const series = metrics
+      .split('\n')
+      .filter((l) => l.startsWith('platform_upstream_request_duration_seconds_count{'));
+    const codes = new Set(series.map((l) => /code="([^"]+)"/.exec(l)?.[1]));
+    assert.ok(codes.has('200') && codes.has('201'), `reads and writes happened: ${[...codes].join(',')}`);
+    assert.deepEqual(
+      series.filter((l) => /code="40[13]"/.test(l)),
+      [],
+      'no request was refused by the kube-apiserver',
+    );
+    assert.deepEqual(
+      server.logs().filter((l) => /forbidden/i.test(JSON.stringify(l))),
+      [],
     );
   });
 
