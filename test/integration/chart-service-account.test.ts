@@ -15,6 +15,7 @@ const cp: ControlPlane = await testControlPlane();
 const RELEASE = 'chart-sa';
 const ADMIN = 'chart-sa-admin';
 const NODE_PREFIX = 'chartsa';
+const EXTERNAL_URL = 'https://platform.example.com';
 
 interface TokenResponse {
   access_token: string;
@@ -52,6 +53,8 @@ describe("the server running with only the chart's ServiceAccount token", () => 
       `--namespace=${namespace}`,
       '--set',
       `admin.username=${ADMIN}`,
+      '--set',
+      `externalBaseUrl=${EXTERNAL_URL}`,
     ]);
 
     const get = async (kind: string, name: string, jsonpath: string) =>
@@ -114,6 +117,25 @@ describe("the server running with only the chart's ServiceAccount token", () => 
     for (const check of ['kube-apiserver', 'nodes-cache', 'users-cache', 'sessions-cache']) {
       assert.match(verbose, new RegExp(`\\[\\+\\]${check} ok`));
     }
+  });
+
+  test("it signs with the chart's generated key and announces the external URL from the values", async () => {
+    assert.equal(
+      server.logs().filter((l) => String(l['message']).includes('NO SIGNING KEY')).length,
+      0,
+      'not an ephemeral key',
+    );
+    const jwks = (await (await fetch(`${server.url}/oauth/keys`)).json()) as {
+      keys: { kty: string; crv?: string }[];
+    };
+    assert.deepEqual(
+      jwks.keys.map((k) => [k.kty, k.crv]),
+      [['EC', 'P-256']],
+    );
+    const discovery = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as {
+      token_endpoint: string;
+    };
+    assert.equal(discovery.token_endpoint, `${EXTERNAL_URL}/oauth/token`);
   });
 
   test('login with the generated admin password, node list, logout', async () => {
