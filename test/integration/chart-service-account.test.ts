@@ -68,17 +68,20 @@ describe("the server running with only the chart's ServiceAccount token", () => 
       await get('secret', `${RELEASE}-admin`, '{.data.password}'),
       'base64',
     ).toString();
+    const passwordFile = path.join(tools.dir, 'admin-password');
+    writeFileSync(passwordFile, adminPassword, { mode: 0o600 });
 
     const token = (await tools.kubectl(['create', 'token', RELEASE, `--namespace=${namespace}`])).trim();
     saKubeconfig = tools.writeKubeconfig('service-account', token);
 
     nodeNames.push(...(await createNodes(adminKc().makeApiClient(CoreV1Api), 3, { prefix: NODE_PREFIX })));
 
-    // Flags win over the file: the Pod's paths and listen address are replaced by local ones.
+    // Flags win over the file: the Pod's mount paths and listen address are replaced by local ones.
     server = await startServerProcess([
       `--config=${configFile}`,
       `--kubernetes.kubeconfig=${saKubeconfig}`,
       `--auth.signingKeyFile=${keyFile}`,
+      `--auth.bootstrapAdmin.passwordFile=${passwordFile}`,
       // Background work (expired sessions, lifted locks) runs with the same token, often enough to be seen.
       '--auth.sessionSweepIntervalSeconds=1',
     ]);
@@ -136,6 +139,18 @@ describe("the server running with only the chart's ServiceAccount token", () => 
       token_endpoint: string;
     };
     assert.equal(discovery.token_endpoint, `${EXTERNAL_URL}/oauth/token`);
+  });
+
+  test('it created the first administrator from the mounted password, with the token', async () => {
+    await waitFor('the first administrator', () =>
+      server.logs().find((l) => l['message'] === 'first administrator created' && l['user'] === ADMIN),
+    );
+    const user = JSON.parse(await tools.kubectl(['get', 'users.iam.platform.io', ADMIN, '-o', 'json'])) as {
+      spec: { password: string; groups: string[] };
+    };
+    assert.deepEqual(user.spec.groups, ['system:masters']);
+    assert.match(user.spec.password, /^\$2[ab]\$\d\d\$/);
+    assert.ok(!JSON.stringify(user).includes(adminPassword), 'only a hash is stored');
   });
 
   test('login with the generated admin password, node list, logout', async () => {

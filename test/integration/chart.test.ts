@@ -101,7 +101,6 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'Secret',
       'Service',
       'ServiceAccount',
-      'User',
     ]);
 
     for (const o of objects) {
@@ -216,6 +215,14 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(defaults.auth.signingKeyFile, `${keysMount}/signing-key.pem`);
     assert.equal(defaults.auth.signingAlgorithm, 'ES256');
     assert.equal(defaults.auth.publicUrl, '');
+    // The server creates the first administrator from the mounted password Secret.
+    const adminMount = container.volumeMounts.find((m) => m.name === 'admin')!.mountPath;
+    assert.deepEqual(defaults.auth.bootstrapAdmin, {
+      username: 'admin',
+      passwordFile: `${adminMount}/password`,
+      groups: ['system:masters'],
+    });
+    assert.deepEqual(defaults.auth.verificationKeyFiles, []);
     assert.equal(defaults.http.port, 9090);
     assert.deepEqual(defaults.http.trustedProxies, []);
 
@@ -250,6 +257,22 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(ownKeys.auth.signingKeyFile, '/etc/platform-apiserver-keys/tls.key');
     assert.equal(ownKeys.auth.signingAlgorithm, 'RS256');
     assert.equal(ownKeys.auth.publicUrl, 'https://api.example.org');
+
+    const rotating = loadRenderedConfig(
+      parseObjects(
+        await tools.template('platform', namespace, [
+          '--set',
+          'signingKeys.verificationKeys={old-1.pem,old-2.pem}',
+          '--set',
+          'admin.create=false',
+        ]),
+      ),
+    );
+    assert.deepEqual(rotating.auth.verificationKeyFiles, [
+      '/etc/platform-apiserver-keys/old-1.pem',
+      '/etc/platform-apiserver-keys/old-2.pem',
+    ]);
+    assert.equal(rotating.auth.bootstrapAdmin.username, '');
   });
 
   test('existing Secrets named by the user replace the generated ones', async () => {
@@ -303,7 +326,6 @@ describe('helm chart: lint, render, server-side dry run', () => {
       (r) => r.apiGroups,
     );
     assert.deepEqual([...new Set(groups)], ['', 'iam.acme.io', 'authorization.k8s.io']);
-    assert.equal(findObject(objects, 'User').apiVersion, 'iam.acme.io/v1alpha2');
   });
 
   test('the ClusterRole grants exactly what the server needs, with no wildcard', async () => {
@@ -336,44 +358,16 @@ describe('helm chart installed into the real kube-apiserver', () => {
   let tools: ChartTools;
   let namespace: string;
   const release = 'chart-e2e';
-  const adminName = 'chart-e2e-admin';
 
   before(async () => {
     tools = new ChartTools(cp);
     namespace = await tools.createNamespace('chart-install');
-    await tools.helm([
-      'install',
-      release,
-      chartDir,
-      `--namespace=${namespace}`,
-      '--set',
-      `admin.username=${adminName}`,
-    ]);
+    await tools.helm(['install', release, chartDir, `--namespace=${namespace}`]);
   });
   after(async () => {
     await tools.helm(['uninstall', release, `--namespace=${namespace}`]);
-    // Users are data: uninstall leaves the first admin in place, so the test removes its own.
-    await tools.kubectl(['delete', 'users.iam.platform.io', adminName, '--ignore-not-found']);
     await tools.deleteNamespace(namespace);
     tools.cleanup();
-  });
-
-  const adminUser = async () =>
-    JSON.parse(await tools.kubectl(['get', 'users.iam.platform.io', adminName, '-o', 'json'])) as {
-      metadata: { resourceVersion: string; annotations?: Record<string, string> };
-      spec: { password: string; groups: string[] };
-    };
-
-  test('the install creates the first administrator, with only a bcrypt hash of its password', async () => {
-    const user = await adminUser();
-    assert.match(user.spec.password, /^\$2a\$10\$[./A-Za-z0-9]{53}$/);
-    assert.deepEqual(user.spec.groups, ['system:masters']);
-    const password = Buffer.from((await secretData(`${release}-admin`))['password']!, 'base64').toString();
-    assert.match(password, /^[A-Za-z0-9]{24}$/);
-    assert.ok(!JSON.stringify(user).includes(password), 'the plaintext is only in the Secret');
-    // A hook, not a release resource: helm upgrade/uninstall leave it alone.
-    assert.equal(user.metadata.annotations?.['helm.sh/hook'], 'post-install');
-    assert.equal(user.metadata.annotations?.['meta.helm.sh/release-name'], undefined);
   });
 
   const secretData = async (name: string) =>
@@ -399,7 +393,6 @@ describe('helm chart installed into the real kube-apiserver', () => {
         'jsonpath={.spec.template.metadata.annotations.checksum/config}',
       ]);
     const checksumBefore = await checksum();
-    const userBefore = await adminUser();
 
     await tools.helm([
       'upgrade',
@@ -417,11 +410,6 @@ describe('helm chart installed into the real kube-apiserver', () => {
     );
     assert.deepEqual(await secretData(`${release}-signing-keys`), keysBefore);
     assert.deepEqual(await secretData(`${release}-admin`), adminBefore);
-    assert.equal(
-      (await adminUser()).metadata.resourceVersion,
-      userBefore.metadata.resourceVersion,
-      'User untouched',
-    );
     const history = await tools.helm(['history', release, `--namespace=${namespace}`, '-o', 'json']);
     assert.equal((JSON.parse(history) as unknown[]).length, 2);
   });

@@ -78,7 +78,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The server's config file: the user's `config` with the chart-owned keys set (listen address and port,
-the signing key's algorithm and path, and the external base URL when known).
+the signing and verification key files, the first administrator, and the external base URL when known).
 */}}
 {{- define "platform-apiserver.config" -}}
 {{- $config := deepCopy .Values.config }}
@@ -89,6 +89,14 @@ the signing key's algorithm and path, and the external base URL when known).
 {{- $auth := get $config "auth" | default dict }}
 {{- $_ := set $auth "signingAlgorithm" .Values.signingKeys.algorithm }}
 {{- $_ := set $auth "signingKeyFile" (printf "/etc/platform-apiserver-keys/%s" (include "platform-apiserver.signingKeyName" .)) }}
+{{- with .Values.signingKeys.verificationKeys }}
+{{- $files := list }}
+{{- range . }}{{ $files = append $files (printf "/etc/platform-apiserver-keys/%s" .) }}{{ end }}
+{{- $_ := set $auth "verificationKeyFiles" $files }}
+{{- end }}
+{{- if .Values.admin.create }}
+{{- $_ := set $auth "bootstrapAdmin" (dict "username" .Values.admin.username "passwordFile" "/etc/platform-apiserver-admin/password" "groups" .Values.admin.groups) }}
+{{- end }}
 {{- with include "platform-apiserver.externalBaseUrl" . }}
 {{- $_ := set $auth "publicUrl" . }}
 {{- end }}
