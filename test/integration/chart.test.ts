@@ -30,6 +30,7 @@ type Container = {
   resources: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext: Record<string, unknown>;
   volumeMounts: { name: string; mountPath: string }[];
+  env?: unknown[];
 };
 type PodSpec = {
   serviceAccountName: string;
@@ -192,6 +193,15 @@ describe('helm chart: lint, render, server-side dry run', () => {
     );
     const deployment = spec<DeploymentSpec>(findObject(objects, 'Deployment'));
     assert.equal(deployment.replicas, 3);
+    // The log store's password comes from its Secret as an environment variable, never the ConfigMap.
+    const apiserver = deployment.template.spec.containers[0]!;
+    assert.deepEqual(apiserver.env, [
+      {
+        name: 'PLATFORM_LOGGING_PASSWORD',
+        valueFrom: { secretKeyRef: { name: 'log-store-credentials', key: 'password' } },
+      },
+    ]);
+    assert.ok(apiserver.volumeMounts.some((m) => m.name === 'logging-ca'));
     assert.equal(
       deployment.template.spec.containers[0]?.args[0],
       '--config=/etc/platform-apiserver/config.yaml',
@@ -232,6 +242,8 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(all.http.shutdownGraceSeconds, 20);
     assert.equal(all.log.level, 'debug');
     assert.deepEqual(all.http.trustedProxies, ['10.244.0.0/16', 'fd00:10:244::/56']);
+    assert.equal(all.logging.tls.caFile, '/etc/platform-apiserver-logging-ca/ca.crt');
+    assert.equal(all.logging.password, '', 'the password is not in the file');
     // {base_url} from the first Ingress host, https because that host has TLS.
     assert.equal(all.auth.publicUrl, 'https://platform.example.com');
 
@@ -308,6 +320,10 @@ describe('helm chart: lint, render, server-side dry run', () => {
       [['--set', 'config.http.trustedProxies=10.0.0.0/8'], /trustedProxies.*want array/],
       [['--set', 'config.platformName=Not_A_Label'], /platformName/],
       [['--set', 'replicas=2'], /additional properties 'replicas' not allowed/],
+      [
+        ['--set', 'config.logging.password=hunter2'],
+        /config\.logging\.password: do not put the log store's password/,
+      ],
       [
         ['--set', 'networkPolicy.enabled=true', '--set', 'networkPolicy.egress.enabled=true'],
         /networkPolicy\.egress\.kubeApiServerCidrs must list/,

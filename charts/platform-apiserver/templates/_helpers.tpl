@@ -78,7 +78,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The server's config file: the user's `config` with the chart-owned keys set (listen address and port,
-the signing and verification key files, the first administrator, and the external base URL when known).
+the signing and verification key files, the first administrator, the external base URL when known, and
+the log store's CA file when its Secret is named).
 */}}
 {{- define "platform-apiserver.config" -}}
 {{- $config := deepCopy .Values.config }}
@@ -101,5 +102,15 @@ the signing and verification key files, the first administrator, and the externa
 {{- $_ := set $auth "publicUrl" . }}
 {{- end }}
 {{- $_ := set $config "auth" $auth }}
+{{- if (get $config "logging" | default dict).password }}
+{{- fail "config.logging.password: do not put the log store's password in the ConfigMap; name a Secret in logStore.passwordSecret" }}
+{{- end }}
+{{- with .Values.logStore.caSecret.name }}
+{{- $logging := get $config "logging" | default dict }}
+{{- $tls := get $logging "tls" | default dict }}
+{{- $_ := set $tls "caFile" (printf "/etc/platform-apiserver-logging-ca/%s" $.Values.logStore.caSecret.key) }}
+{{- $_ := set $logging "tls" $tls }}
+{{- $_ := set $config "logging" $logging }}
+{{- end }}
 {{- toYaml $config }}
 {{- end }}
