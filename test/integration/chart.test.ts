@@ -350,16 +350,25 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(role.metadata.name, `platform-${namespace}`);
     assert.deepEqual(role['rules'], [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['iam.platform.io'], resources: ['users'], verbs: ['get', 'list', 'watch', 'create'] },
+      { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
       {
         apiGroups: ['iam.platform.io'],
-        resources: ['users', 'sessions'],
+        resources: ['sessions'],
         verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
       },
-      { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
     assert.doesNotMatch(JSON.stringify(role['rules']), /\*/);
+    // Without a first administrator to create, the server never creates users.
+    const noAdmin = parseObjects(
+      await tools.template('platform', namespace, ['--set', 'admin.create=false']),
+    );
+    const userRule = (
+      findObject(noAdmin, 'ClusterRole')['rules'] as { resources: string[]; verbs: string[] }[]
+    ).find((r) => r.resources.includes('users'));
+    assert.deepEqual(userRule?.verbs, ['get', 'list', 'watch']);
     const binding = findObject(objects, 'ClusterRoleBinding');
     assert.deepEqual(binding['roleRef'], {
       apiGroup: 'rbac.authorization.k8s.io',
@@ -478,6 +487,8 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
       ['patch', 'users', 'iam.platform.io'],
+      ['update', 'users', 'iam.platform.io'],
+      ['delete', 'users', 'iam.platform.io'],
       ['deletecollection', 'sessions', 'iam.platform.io'],
     ];
     for (const [verb, resource, group, ns] of allowed)
