@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { hashPassword } from '../../src/auth/passwords.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import { createNodes, deleteNodes } from '../cluster/node-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';
@@ -16,6 +18,7 @@ const RELEASE = 'chart-sa';
 const ADMIN = 'chart-sa-admin';
 const NODE_PREFIX = 'chartsa';
 const EXTERNAL_URL = 'https://platform.example.com';
+const VIEWER = 'chart-sa-nobody';
 
 interface TokenResponse {
   access_token: string;
@@ -90,18 +93,18 @@ describe("the server running with only the chart's ServiceAccount token", () => 
     await server?.stop();
     await deleteNodes(adminKc().makeApiClient(CoreV1Api), NODE_PREFIX);
     await tools.helm(['uninstall', RELEASE, `--namespace=${namespace}`]);
-    await tools.kubectl(['delete', 'users.iam.platform.io', ADMIN, '--ignore-not-found']);
+    await tools.kubectl(['delete', 'users.iam.platform.io', ADMIN, VIEWER, '--ignore-not-found']);
     await tools.deleteNamespace(namespace);
     tools.cleanup();
   });
 
-  const login = async (password: string) =>
+  const login = async (password: string, username = ADMIN) =>
     fetch(`${server.url}/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: 'password',
-        username: ADMIN,
+        username,
         password,
         client_id: 'platform',
         client_secret: 'platform',
@@ -183,20 +186,71 @@ describe("the server running with only the chart's ServiceAccount token", () => 
     );
   });
 
-  test('every request the server made to the kube-apiserver was allowed', async () => {
+  test('the Kubernetes API proxy acts as the caller, through the impersonation right of the token', async () => {
+    const adminLogin = await login(adminPassword);
+    assert.equal(adminLogin.status, 200);
+    const adminToken = ((await adminLogin.json()) as TokenResponse).access_token;
+    const viaProxy = (token: string) =>
+      fetch(`${server.url}/api/v1/nodes?fieldSelector=metadata.name%3D${nodeNames[0]}`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+    const asAdmin = await viaProxy(adminToken);
+    assert.equal(asAdmin.status, 200, await asAdmin.clone().text());
+    const nodes = (await asAdmin.json()) as { kind: string; items: { metadata: { name: string } }[] };
+    assert.equal(nodes.kind, 'NodeList');
+    assert.deepEqual(
+      nodes.items.map((n) => n.metadata.name),
+      [nodeNames[0]],
+    );
+
+    // A platform user with no Kubernetes rights: the ServiceAccount itself may list nodes, so a 403
+    // naming the user shows the request went upstream as that user.
+    const viewerPassword = randomBytes(12).toString('hex');
+    const user = {
+      apiVersion: 'iam.platform.io/v1alpha2',
+      kind: 'User',
+      metadata: { name: VIEWER },
+      spec: { password: await hashPassword(viewerPassword, 10) },
+    };
+    await tools.kubectl(['apply'], { input: JSON.stringify(user) });
+    const viewerToken = await waitFor('the new user to log in', async () => {
+      const res = await login(viewerPassword, VIEWER);
+      return res.status === 200 ? ((await res.json()) as TokenResponse).access_token : undefined;
+    });
+    const asViewer = await viaProxy(viewerToken);
+    assert.equal(asViewer.status, 403);
+    assert.match(
+      ((await asViewer.json()) as { message: string }).message,
+      new RegExp(`User "${VIEWER}" cannot list resource "nodes"`),
+    );
+  });
+
+  test('every request the server made on its own behalf was allowed', async () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     const series = metrics
       .split('\n')
       .filter((l) => l.startsWith('platform_upstream_request_duration_seconds_count{'));
-    const codes = new Set(series.map((l) => /code="([^"]+)"/.exec(l)?.[1]));
+    // source="client": informers, SubjectAccessReviews, user and session writes; "proxy": callers' requests.
+    const own = series.filter((l) => l.includes('source="client"'));
+    const codes = new Set(own.map((l) => /code="([^"]+)"/.exec(l)?.[1]));
     assert.ok(codes.has('200') && codes.has('201'), `reads and writes happened: ${[...codes].join(',')}`);
     assert.deepEqual(
-      series.filter((l) => /code="40[13]"/.test(l)),
+      own.filter((l) => /code="40[13]"/.test(l)),
       [],
-      'no request was refused by the kube-apiserver',
+      'no request of the server was refused by the kube-apiserver',
+    );
+    // Through the proxy, only the user without rights was refused (once); the admin's request passed.
+    assert.deepEqual(
+      series
+        .filter((l) => l.includes('source="proxy"'))
+        .map((l) => l.replace(/^.*\{|\}.*$/g, ''))
+        .sort(),
+      ['source="proxy",verb="LIST",code="200"', 'source="proxy",verb="LIST",code="403"'],
     );
     assert.deepEqual(
-      server.logs().filter((l) => /forbidden/i.test(JSON.stringify(l))),
+      server
+        .logs()
+        .filter((l) => /cannot impersonate|forbidden/i.test(JSON.stringify(l)) && l['message'] !== 'request'),
       [],
     );
   });
