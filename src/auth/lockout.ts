@@ -48,6 +48,8 @@ export function statusAfterSuccess(status: UserStatus | undefined, nowMs: number
     lastLoginTime: new Date(nowMs).toISOString(),
   };
   delete next.recentFailedLogins;
+  // A user created with kubectl has no status yet: the first login makes "Active" visible in `kubectl get users`.
+  next.state ??= 'Active';
   return next;
 }
 

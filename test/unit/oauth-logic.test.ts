@@ -143,6 +143,8 @@ describe('lockout', () => {
     assert.equal(after.lockedUntil, undefined);
     assert.equal(after.lastLoginTime, new Date(t(61)).toISOString());
 
+    assert.equal(statusAfterSuccess(undefined, t(0)).state, 'Active', 'a first login shows the state');
+
     const disabled = statusAfterFailure({ state: 'Disabled' }, t(0), { maxFailures: 1, windowSeconds: 60 });
     assert.equal(disabled.lockedNow, false);
     assert.equal(disabled.status.state, 'Disabled');
