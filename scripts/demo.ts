@@ -91,7 +91,7 @@ say(
 say(
   `  curl -s -H "Authorization: Bearer $TOKEN" ${url}/api/v1/nodes   # the Kubernetes API, proxied as admin`,
 );
-say(`  curl -s ${url}/metrics | head; curl -s ${url}/openapi/v3 | head -c 300`);
+say(`  curl -s ${url}/metrics | head; curl -s ${url}/openapi/platform/v3 | head -c 300`);
 say(
   `  kubectl --kubeconfig ${cp.kubeconfigPath} get nodes   # the same nodes, straight from the kube-apiserver`,
 );

@@ -55,13 +55,16 @@ export class AccessTokenAuthenticator {
   }
 }
 
-/** Paths served without a bearer token: OAuth itself, discovery, probes, version, metrics, OpenAPI. */
+/**
+ * Paths served without a bearer token: OAuth itself, discovery, probes, version, metrics and this
+ * server's own OpenAPI document. The cluster's /openapi/v2 and /openapi/v3 (what kubectl apply and
+ * explain read) are proxied and need a token like the rest of the Kubernetes API.
+ */
 export function isAnonymousPath(path: string): boolean {
   return (
     path.startsWith('/oauth/') ||
     path.startsWith('/.well-known/') ||
-    path.startsWith('/openapi/') ||
-    ['/healthz', '/livez', '/readyz', '/version', '/metrics', '/openapi'].includes(path)
+    ['/healthz', '/livez', '/readyz', '/version', '/metrics', '/openapi/platform/v3'].includes(path)
   );
 }
 

@@ -5,7 +5,7 @@ import type { OpenApiDocument } from '../openapi/document.ts';
 export function openApiRoutes(document: OpenApiDocument): Router {
   const body = JSON.stringify(document);
   const router = Router();
-  router.get('/openapi/v3', (_req, res) => {
+  router.get('/openapi/platform/v3', (_req, res) => {
     res.type('application/json').send(body);
   });
   return router;

@@ -13,7 +13,7 @@ export function observabilityApi(): ApiDescription {
           responses: { '200': textResponse('Metrics.') },
         },
       },
-      '/openapi/v3': {
+      '/openapi/platform/v3': {
         get: {
           operationId: 'getOpenApiDocument',
           tags: ['health'],

@@ -29,7 +29,7 @@ export class UnsafePathError extends Error {}
 /**
  * Splits the raw path (no query) into decoded segments, refusing anything that a server could resolve
  * to another path: `.`/`..` segments (also percent-encoded), encoded slashes or backslashes, empty
- * segments, control characters. The path must stay under /api or /apis.
+ * segments, control characters. The path must stay under /api, /apis or the cluster's /openapi/v2|v3.
  */
 export function safeKubeSegments(rawPath: string): string[] {
   if (!rawPath.startsWith('/')) throw new UnsafePathError('path must be absolute');
@@ -49,7 +49,11 @@ export function safeKubeSegments(rawPath: string): string[] {
     if (/[\u0000-\u001f\u007f]/.test(decoded)) throw new UnsafePathError('path contains control characters');
     return decoded;
   });
-  if (segments[0] !== 'api' && segments[0] !== 'apis')
-    throw new UnsafePathError('only /api and /apis paths are proxied');
+  const kubernetesApi =
+    segments[0] === 'api' ||
+    segments[0] === 'apis' ||
+    // The cluster's OpenAPI documents, which kubectl apply/explain read (/openapi/v2, /openapi/v3[/…]).
+    (segments[0] === 'openapi' && (segments[1] === 'v2' || segments[1] === 'v3'));
+  if (!kubernetesApi) throw new UnsafePathError('only /api, /apis and /openapi/v2|v3 paths are proxied');
   return segments;
 }

@@ -160,7 +160,10 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
 
   const handler: RequestHandler = (req, res, next) => {
     // Logs and HTTP metrics see the template, never the client-chosen path.
-    setRouteTemplate(res, req.path.startsWith('/apis') ? '/apis/*' : '/api/*');
+    setRouteTemplate(
+      res,
+      req.path.startsWith('/apis') ? '/apis/*' : req.path.startsWith('/openapi') ? '/openapi/*' : '/api/*',
+    );
     let verb: RequestVerb;
     try {
       ({ verb } = checkPath(req));
@@ -214,9 +217,20 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
   return { handler, upgrade };
 }
 
-/** True for the paths the proxy owns: /api, /api/…, /apis, /apis/…. */
+/**
+ * True for the paths the proxy owns: /api, /apis and the cluster's OpenAPI documents /openapi/v2 and
+ * /openapi/v3 (this server's own document is /openapi/platform/v3).
+ */
 export function isKubeApiPath(path: string): boolean {
-  return path === '/api' || path === '/apis' || path.startsWith('/api/') || path.startsWith('/apis/');
+  return (
+    path === '/api' ||
+    path === '/apis' ||
+    path.startsWith('/api/') ||
+    path.startsWith('/apis/') ||
+    path === '/openapi/v2' ||
+    path === '/openapi/v3' ||
+    path.startsWith('/openapi/v3/')
+  );
 }
 
 /**

@@ -80,7 +80,7 @@ describe('logs never carry a secret, whatever field a client puts it in', () => 
         '/readyz',
         '/version',
         '/metrics',
-        '/openapi/v3',
+        '/openapi/platform/v3',
         '/kapis/resources.platform.io/v1alpha3/nodes',
         '/kapis/resources.platform.io/v1alpha3/nodes/redaction-node',
         '/api/v1/namespaces/default/secrets',

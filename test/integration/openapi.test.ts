@@ -68,7 +68,7 @@ describe('OpenAPI document of the real server', () => {
     const documented = Object.entries(openapi.document.paths)
       .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    assert.ok(wired.includes('GET /metrics') && wired.includes('GET /openapi/v3'), wired.join('\n'));
+    assert.ok(wired.includes('GET /metrics') && wired.includes('GET /openapi/platform/v3'), wired.join('\n'));
     assert.deepEqual(documented, wired);
   });
 
@@ -83,7 +83,7 @@ describe('OpenAPI document of the real server', () => {
     const { body: version } = await openapi.fetch(`${url}/version`, { headers: { 'X-Request-Id': 'oa-1' } });
     assert.equal(JSON.parse(version).platform, 'acme');
     await openapi.fetch(`${url}/metrics`);
-    await openapi.fetch(`${url}/openapi/v3`);
+    await openapi.fetch(`${url}/openapi/platform/v3`);
     for (const path of [
       '/.well-known/openid-configuration',
       '/.well-known/oauth-authorization-server',

@@ -74,10 +74,10 @@ export class OpenApiConformance {
     return new OpenApiConformance(document);
   }
 
-  /** Fetches the document a running server serves at /openapi/v3. */
+  /** Fetches the document a running server serves at /openapi/platform/v3. */
   static async fromServer(baseUrl: string): Promise<OpenApiConformance> {
-    const res = await fetch(`${baseUrl}/openapi/v3`);
-    assert.equal(res.status, 200, 'GET /openapi/v3');
+    const res = await fetch(`${baseUrl}/openapi/platform/v3`);
+    assert.equal(res.status, 200, 'GET /openapi/platform/v3');
     return OpenApiConformance.create((await res.json()) as OpenApiDocument);
   }
 

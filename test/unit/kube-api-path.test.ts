@@ -5,6 +5,8 @@ import { safeKubeSegments, UnsafePathError } from '../../src/proxy/kube-api-path
 describe('safeKubeSegments', () => {
   test('accepts Kubernetes API paths and decodes segments', () => {
     assert.deepEqual(safeKubeSegments('/api'), ['api']);
+    assert.deepEqual(safeKubeSegments('/openapi/v3/apis/apps/v1'), ['openapi', 'v3', 'apis', 'apps', 'v1']);
+    assert.deepEqual(safeKubeSegments('/openapi/v2'), ['openapi', 'v2']);
     assert.deepEqual(safeKubeSegments('/apis/'), ['apis']);
     assert.deepEqual(safeKubeSegments('/api/v1/namespaces/default/configmaps/a%3Ab'), [
       'api',
@@ -26,8 +28,10 @@ describe('safeKubeSegments', () => {
     ['/api/v1/nodes%5c..', /backslash/],
     ['/api/v1/%zz', /malformed/],
     ['/api/v1/a%00b', /control/],
-    ['/metrics', /only \/api and \/apis/],
-    ['/apiextensions', /only \/api and \/apis/],
+    ['/metrics', /only \/api, \/apis/],
+    ['/apiextensions', /only \/api, \/apis/],
+    ['/openapi/platform/v3', /only \/api, \/apis/],
+    ['/openapi', /only \/api, \/apis/],
     ['api/v1', /absolute/],
   ] as const) {
     test(`refuses ${path}`, () => {

@@ -183,7 +183,7 @@ describe('anonymous paths', () => {
       '/readyz',
       '/version',
       '/metrics',
-      '/openapi/v3',
+      '/openapi/platform/v3',
     ]) {
       assert.equal(isAnonymousPath(path), true, path);
     }
@@ -191,6 +191,9 @@ describe('anonymous paths', () => {
       '/kapis/resources.platform.io/v1alpha3/nodes',
       '/api/v1/pods',
       '/apis',
+      '/openapi/v3',
+      '/openapi/v2',
+      '/openapi/v3/apis/apps/v1',
       '/oauthx',
       '/metricsx',
       '/',
