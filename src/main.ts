@@ -76,7 +76,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     });
   } catch (err) {
     if (err instanceof ConfigError) {
-      logger.error(err.message, { key: err.key });
+      logger.error(err.message, { configKey: err.key });
       process.stderr.write(`platform-apiserver: ${err.message}\n`);
       process.exit(2);
     }
