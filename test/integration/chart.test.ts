@@ -25,8 +25,8 @@ type Container = {
   name: string;
   args: string[];
   ports: { name: string; containerPort: number }[];
-  livenessProbe: { httpGet: { path: string; port: string } };
-  readinessProbe: { httpGet: { path: string; port: string } };
+  livenessProbe: { httpGet: { path: string; port: string; scheme?: string } };
+  readinessProbe: { httpGet: { path: string; port: string; scheme?: string } };
   resources: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext: Record<string, unknown>;
   volumeMounts: { name: string; mountPath: string }[];
@@ -133,8 +133,8 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.ok(container);
     assert.deepEqual(container.args, ['--config=/etc/platform-apiserver/config.yaml']);
     assert.deepEqual(container.ports, [{ name: 'http', containerPort: 9090, protocol: 'TCP' }]);
-    assert.deepEqual(container.livenessProbe.httpGet, { path: '/livez', port: 'http' });
-    assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'http' });
+    assert.deepEqual(container.livenessProbe.httpGet, { path: '/livez', port: 'http', scheme: 'HTTP' });
+    assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'http', scheme: 'HTTP' });
     assert.ok(container.resources.requests?.['cpu'] && container.resources.limits?.['memory']);
     assert.equal(container.securityContext['allowPrivilegeEscalation'], false);
     assert.equal(container.securityContext['readOnlyRootFilesystem'], true);
@@ -202,6 +202,13 @@ describe('helm chart: lint, render, server-side dry run', () => {
       },
     ]);
     assert.ok(apiserver.volumeMounts.some((m) => m.name === 'logging-ca'));
+    // Serving TLS itself: probes and the ServiceMonitor speak HTTPS.
+    assert.equal(apiserver.readinessProbe.httpGet.scheme, 'HTTPS');
+    assert.equal(apiserver.livenessProbe.httpGet.scheme, 'HTTPS');
+    const endpoints = spec<{ endpoints: { scheme: string }[] }>(
+      findObject(objects, 'ServiceMonitor'),
+    ).endpoints;
+    assert.equal(endpoints[0]?.scheme, 'https');
     assert.equal(
       deployment.template.spec.containers[0]?.args[0],
       '--config=/etc/platform-apiserver/config.yaml',
@@ -242,6 +249,8 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(all.http.shutdownGraceSeconds, 20);
     assert.equal(all.log.level, 'debug');
     assert.deepEqual(all.http.trustedProxies, ['10.244.0.0/16', 'fd00:10:244::/56']);
+    assert.equal(all.http.tlsCertFile, '/etc/platform-apiserver-tls/tls.crt');
+    assert.equal(all.http.tlsKeyFile, '/etc/platform-apiserver-tls/tls.key');
     assert.equal(all.logging.tls.caFile, '/etc/platform-apiserver-logging-ca/ca.crt');
     assert.equal(all.logging.password, '', 'the password is not in the file');
     // {base_url} from the first Ingress host, https because that host has TLS.

@@ -78,6 +78,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The server's config file: the user's `config` with the chart-owned keys set (listen address and port,
+the serving certificate when `tls.secretName` is set,
 the signing and verification key files, the first administrator, the external base URL when known, and
 the log store's CA file when its Secret is named).
 */}}
@@ -86,6 +87,10 @@ the log store's CA file when its Secret is named).
 {{- $http := get $config "http" | default dict }}
 {{- $_ := set $http "host" "0.0.0.0" }}
 {{- $_ := set $http "port" (int .Values.containerPort) }}
+{{- if .Values.tls.secretName }}
+{{- $_ := set $http "tlsCertFile" "/etc/platform-apiserver-tls/tls.crt" }}
+{{- $_ := set $http "tlsKeyFile" "/etc/platform-apiserver-tls/tls.key" }}
+{{- end }}
 {{- $_ := set $config "http" $http }}
 {{- $auth := get $config "auth" | default dict }}
 {{- $_ := set $auth "signingAlgorithm" .Values.signingKeys.algorithm }}
@@ -113,4 +118,9 @@ the log store's CA file when its Secret is named).
 {{- $_ := set $config "logging" $logging }}
 {{- end }}
 {{- toYaml $config }}
+{{- end }}
+
+{{/* http or https: how the server itself serves (probes, ServiceMonitor, NOTES). */}}
+{{- define "platform-apiserver.scheme" -}}
+{{- if .Values.tls.secretName }}https{{ else }}http{{ end }}
 {{- end }}
