@@ -49,7 +49,10 @@ export class PasswordVerifier {
     const cost = storedHash === undefined ? undefined : bcryptCostOf(storedHash);
     const usable = cost !== undefined && cost >= MIN_BCRYPT_COST;
     const tooLong = Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;
-    const matches = await bcrypt.compare(password, usable ? storedHash! : this.#dummyHash);
+    // `$2y$` (what htpasswd writes) is the same algorithm as `$2b$`, but the native binding only
+    // accepts the latter two spellings; the CRD accepts all three.
+    const hash = usable ? storedHash!.replace(/^\$2y\$/, '$2b$') : this.#dummyHash;
+    const matches = await bcrypt.compare(password, hash);
     return usable && !tooLong && matches;
   }
 }

@@ -222,4 +222,12 @@ describe('passwords', () => {
     await assert.rejects(hashPassword('x'.repeat(73), 10), /72 bytes/);
     await assert.rejects(hashPassword('', 10), /empty/);
   });
+
+  test('htpasswd-style $2y$ hashes verify like $2b$ ones', async () => {
+    const verifier = await PasswordVerifier.create(10);
+    const y = (await hashPassword('from htpasswd', 10)).replace(/^\$2b\$/, '$2y$');
+    assert.match(y, /^\$2y\$10\$/);
+    assert.equal(await verifier.verify('from htpasswd', y), true);
+    assert.equal(await verifier.verify('from htpassw', y), false);
+  });
 });
