@@ -8,6 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,6 +195,11 @@ export async function startOpenSearch(options: OpenSearchOptions = {}): Promise<
     const node = child;
     node.stdout?.pipe(output);
     node.stderr?.pipe(output);
+    // The node must not keep a test process alive by itself: its owner stops it (stop(), or on
+    // 'beforeExit' for a file's private one, which needs the loop to be able to go idle).
+    node.unref();
+    (node.stdout as Socket | null)?.unref();
+    (node.stderr as Socket | null)?.unref();
     running.add(node);
     node.once('exit', () => running.delete(node));
     node.once('error', (err) => output.write(`\nspawn error: ${err.message}\n`));
