@@ -176,6 +176,7 @@ const FIELDS: Record<string, { kind: FieldKind; default: string | number | boole
       allowEmpty: true,
       pattern: /^([A-Za-z0-9._~-]+:[^,\s]+(,[A-Za-z0-9._~-]+:[^,\s]+)*)?$/,
       patternHint: 'a list like "id:secret,id2:secret2"',
+      secret: true,
     },
     default: '',
   },
@@ -458,10 +459,9 @@ function coerce(key: string, kind: FieldKind, value: unknown): string | number |
         );
       if (!kind.allowEmpty && value === '') throw new ConfigError(key, 'must not be empty');
       if (kind.pattern && !kind.pattern.test(value)) {
-        throw new ConfigError(
-          key,
-          `${JSON.stringify(value)} is not ${kind.patternHint ?? `matching ${kind.pattern}`}`,
-        );
+        // A secret's value is never echoed, not even a malformed one.
+        const shown = kind.secret ? 'the value' : JSON.stringify(value);
+        throw new ConfigError(key, `${shown} is not ${kind.patternHint ?? `matching ${kind.pattern}`}`);
       }
       return value;
     }

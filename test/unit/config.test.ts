@@ -166,3 +166,18 @@ describe('config: TLS serving', () => {
     assert.deepEqual([both.http.tlsCertFile, both.http.tlsKeyFile], ['/tls/tls.crt', '/tls/tls.key']);
   });
 });
+
+describe('config: secrets in error messages', () => {
+  test('a malformed auth.clients value is named, never echoed', () => {
+    assert.throws(
+      () => loadConfig(sources({ argv: ['--auth.clients=web:topsecret,bad'] })),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.key, 'auth.clients');
+        assert.doesNotMatch(err.message, /topsecret/);
+        assert.match(err.message, /the value is not a list like/);
+        return true;
+      },
+    );
+  });
+});
