@@ -30,16 +30,26 @@ export function nginxBinary(): string {
   }).trim();
 }
 
+/** A running nginx: its loopback port and private dir (config, logs, temp files). */
+export interface RunningNginx {
+  port: number;
+  dir: string;
+  stop(): Promise<void>;
+}
+
 /**
- * A real nginx reverse proxy on a free loopback port, configured the way Ingress controllers forward:
- * it appends the client's address to X-Forwarded-For. Runs in the foreground as one process with
- * every path (pid, logs, temp files) in its own temp dir.
+ * Runs Debian's nginx in the foreground as one process on a free loopback port, with every path (pid,
+ * logs, temp files) in its own temp dir. `serverBlock` is the `server { … }` part of the config, given
+ * the port to listen on and that dir (for certificates and password files it writes first via `prepare`).
  */
-export async function startNginx(options: ReverseProxyOptions): Promise<ReverseProxy> {
+export async function runNginx(
+  serverBlock: (port: number, dir: string) => string,
+  prepare: (dir: string) => void = () => {},
+): Promise<RunningNginx> {
   const binary = nginxBinary();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nginx-'));
   const port = await freePort();
-  const upstream = new URL(options.upstream);
+  prepare(dir);
   const config = `
 daemon off;
 master_process off;
@@ -54,17 +64,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://${upstream.host};
-      proxy_bind ${options.bindAddress};
-      proxy_http_version 1.1;
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-    }
-  }
+${serverBlock(port, dir)}
 }
 `;
   const configPath = path.join(dir, 'nginx.conf');
@@ -124,5 +124,28 @@ http {
     await stop();
     throw err;
   }
-  return { url: `http://127.0.0.1:${port}`, stop };
+  return { port, dir, stop };
+}
+
+/**
+ * A real nginx reverse proxy configured the way Ingress controllers forward: it appends the client's
+ * address to X-Forwarded-For.
+ */
+export async function startNginx(options: ReverseProxyOptions): Promise<ReverseProxy> {
+  const upstream = new URL(options.upstream);
+  const nginx = await runNginx(
+    (port) => `
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://${upstream.host};
+      proxy_bind ${options.bindAddress};
+      proxy_http_version 1.1;
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+    }
+  }`,
+  );
+  return { url: `http://127.0.0.1:${nginx.port}`, stop: nginx.stop };
 }
