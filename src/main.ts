@@ -48,40 +48,20 @@ import { UserStore } from './auth/user-store.ts';
 
 /** Composes the server from its configuration. The only place that wires modules together. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<RunningServer> {
-  let config: Config;
-  try {
-    config = loadConfig({ argv, env, readFile: (p) => readFileSync(p, 'utf8') });
-    // Fail fast: an unreadable or mismatched certificate pair names its key before any cluster work.
-    if (config.http.tlsCertFile)
-      loadTlsMaterial({ certFile: config.http.tlsCertFile, keyFile: config.http.tlsKeyFile });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`platform-apiserver: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config: Config = loadConfig({ argv, env, readFile: (p) => readFileSync(p, 'utf8') });
+  // Fail fast: an unreadable or mismatched certificate pair names its key before any cluster work.
+  if (config.http.tlsCertFile)
+    loadTlsMaterial({ certFile: config.http.tlsCertFile, keyFile: config.http.tlsKeyFile });
 
   const requestContext = createRequestContextStore();
   const logger = createLogger({ level: config.log.level, context: requestContext });
-  let kc;
-  let logging;
   const registry = createMetricsRegistry();
   const loggingMetrics = createLoggingMetrics(registry);
-  try {
-    kc = loadKubeConfig(config.kubernetes, env);
-    logging = configuredLogStore(config.logging, {
-      metrics: loggingMetrics,
-      readFile: (p) => readFileSync(p, 'utf8'),
-    });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      logger.error(err.message, { configKey: err.key });
-      process.stderr.write(`platform-apiserver: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const kc = loadKubeConfig(config.kubernetes, env);
+  const logging = configuredLogStore(config.logging, {
+    metrics: loggingMetrics,
+    readFile: (p) => readFileSync(p, 'utf8'),
+  });
 
   // Before any client is made from kc: every request to the kube-apiserver is then measured.
   instrumentKubeConfig(kc, upstreamRequestDuration(registry));
@@ -107,31 +87,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
   // --- authentication: keys, users and sessions (custom resources), the token service, bearer checks ---
   const authConfig = config.auth;
-  let keys: KeySet;
-  try {
-    const loaded = loadKeySet({
-      algorithm: authConfig.signingAlgorithm,
-      signingKeyFile: authConfig.signingKeyFile,
-      verificationKeyFiles: authConfig.verificationKeyFiles,
-      hmacSecretFile: authConfig.hmacSecretFile,
-      readFile: (p) => readFileSync(p.trim()),
-    });
-    if (loaded) {
-      keys = loaded;
-    } else {
-      keys = ephemeralKeySet(authConfig.signingAlgorithm === 'RS256' ? 'RS256' : 'ES256');
-      logger.warn(
-        'NO SIGNING KEY CONFIGURED (auth.signingKeyFile): using an ephemeral key. Tokens die with this process and ' +
-          'other replicas reject them. Development only: production supplies keys from a Secret.',
-        { kid: keys.signing.kid },
-      );
-    }
-  } catch (err) {
-    if (err instanceof KeyError) {
-      process.stderr.write(`platform-apiserver: invalid configuration: ${err.configKey}: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
+  const configuredKeys = loadKeySet({
+    algorithm: authConfig.signingAlgorithm,
+    signingKeyFile: authConfig.signingKeyFile,
+    verificationKeyFiles: authConfig.verificationKeyFiles,
+    hmacSecretFile: authConfig.hmacSecretFile,
+    readFile: (p) => readFileSync(p.trim()),
+  });
+  const keys: KeySet =
+    configuredKeys ?? ephemeralKeySet(authConfig.signingAlgorithm === 'RS256' ? 'RS256' : 'ES256');
+  if (!configuredKeys) {
+    logger.warn(
+      'NO SIGNING KEY CONFIGURED (auth.signingKeyFile): using an ephemeral key. Tokens die with this process and ' +
+        'other replicas reject them. Development only: production supplies keys from a Secret.',
+      { kid: keys.signing.kid },
+    );
   }
   let bootstrapAdmin: BootstrapAdmin | undefined;
   if (authConfig.bootstrapAdmin.username) {
@@ -144,10 +114,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         ),
       };
     } catch (err) {
-      process.stderr.write(
-        `platform-apiserver: invalid configuration: auth.bootstrapAdmin.passwordFile: ${(err as Error).message}\n`,
-      );
-      process.exit(2);
+      throw new ConfigError('auth.bootstrapAdmin.passwordFile', (err as Error).message);
     }
   }
   const iamApi = new IamApi(kc, iamGroupFor(config.platformName));
@@ -306,13 +273,20 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   return running;
 }
 
+/** The message for a start refused because of configuration (exit code 2), naming the key. */
+function configurationProblem(err: unknown): string | undefined {
+  if (err instanceof ConfigError) return err.message;
+  if (err instanceof KeyError) return `invalid configuration: ${err.configKey}: ${err.message}`;
+  return undefined;
+}
+
 if (import.meta.main) {
   try {
     await main(process.argv.slice(2), process.env);
   } catch (err) {
-    // Configuration found bad after the first checks (key files, TLS pairs) stops the start the same way.
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`platform-apiserver: ${err.message}\n`);
+    const problem = configurationProblem(err);
+    if (problem === undefined) throw err;
+    process.stderr.write(`platform-apiserver: ${problem}\n`);
     process.exit(2);
   }
 }
