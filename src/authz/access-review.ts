@@ -1,9 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Identity } from '../auth/identity.ts';
 import { kubeRequest } from '../cluster/kube-request.ts';
 import { HttpError } from '../http/status.ts';
 import type { Logger } from '../observability/logger.ts';
+import { counter, gauge, histogram } from '../observability/metrics.ts';
 import { TtlCache } from './ttl-cache.ts';
 
 /** What is being asked, in the terms of a SubjectAccessReview's resourceAttributes. */
@@ -65,27 +66,22 @@ export class AccessReviewer {
     this.#options = options;
     this.#nowMs = options.nowMs ?? Date.now;
     this.#cache = new TtlCache({ maxEntries: options.maxEntries, nowMs: this.#nowMs });
-    this.#checks = new Counter({
+    this.#checks = counter(options.registry, {
       name: 'platform_authz_checks_total',
       help: 'Authorization checks by verb, resource, decision (allowed, denied, error) and where the answer came from (cache, apiserver, stale).',
       labelNames: ['verb', 'resource', 'decision', 'source'],
-      registers: [options.registry],
     });
-    this.#reviewSeconds = new Histogram({
+    this.#reviewSeconds = histogram(options.registry, {
       name: 'platform_authz_review_duration_seconds',
       help: 'Duration of SubjectAccessReview calls to the kube-apiserver, by outcome (answered, error).',
       labelNames: ['outcome'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [options.registry],
     });
     const cache = this.#cache;
-    new Gauge({
+    gauge(options.registry, {
       name: 'platform_authz_cache_entries',
       help: 'Authorization answers held in the cache.',
-      registers: [options.registry],
-      collect() {
-        this.set(cache.size);
-      },
+      collect: (g) => g.set(cache.size),
     });
   }
 

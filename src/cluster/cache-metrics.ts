@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { counter, gauge } from '../observability/metrics.ts';
 
 /** What the cache metrics read from each informer. */
 interface TrackedCache {
@@ -18,44 +19,43 @@ export interface CacheMetrics {
 /** Metrics of every watch-backed cache, labelled by kind. Register once per registry. */
 export function createCacheMetrics(registry: Registry, now: () => number = Date.now): CacheMetrics {
   const caches: TrackedCache[] = [];
-  const gauge = (name: string, help: string, read: (c: TrackedCache) => number) =>
-    new Gauge({
+  const perCache = (name: string, help: string, read: (c: TrackedCache) => number) =>
+    gauge(registry, {
       name,
       help,
       labelNames: ['kind'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const cache of caches) this.set({ kind: cache.kind }, read(cache));
+      collect: (g) => {
+        g.reset();
+        for (const cache of caches) g.set({ kind: cache.kind }, read(cache));
       },
     });
-  gauge('platform_cache_objects', 'Objects held in the watch-backed cache.', (c) => c.size);
-  gauge('platform_cache_synced', '1 once the cache has completed its first list.', (c) => (c.synced ? 1 : 0));
-  gauge('platform_cache_watch_connected', '1 while the cache has an open watch.', (c) =>
+  perCache('platform_cache_objects', 'Objects held in the watch-backed cache.', (c) => c.size);
+  perCache('platform_cache_synced', '1 once the cache has completed its first list.', (c) =>
+    c.synced ? 1 : 0,
+  );
+  perCache('platform_cache_watch_connected', '1 while the cache has an open watch.', (c) =>
     c.freshness().connected ? 1 : 0,
   );
-  gauge(
+  perCache(
     'platform_cache_stale_seconds',
     'Seconds since the cache was last known current; 0 while its watch is open.',
     (c) => c.freshness().staleSeconds,
   );
-  gauge(
+  perCache(
     'platform_cache_last_event_age_seconds',
     'Seconds since the cache last received a watch event, bookmark or list.',
     (c) => (c.lastEventAt ? (now() - c.lastEventAt) / 1000 : -1),
   );
   return {
-    relists: new Counter({
+    relists: counter(registry, {
       name: 'platform_cache_relists_total',
       help: 'Full lists of a kind (first sync, 410 Gone, recovery).',
       labelNames: ['kind'],
-      registers: [registry],
     }),
-    restarts: new Counter({
+    restarts: counter(registry, {
       name: 'platform_cache_watch_restarts_total',
       help: 'Watches restarted after an error.',
       labelNames: ['kind'],
-      registers: [registry],
     }),
     track(cache) {
       caches.push(cache);

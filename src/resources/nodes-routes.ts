@@ -1,9 +1,10 @@
 import { Router, type Request, type Response } from 'express';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Identity } from '../auth/identity.ts';
 import { identityOf } from '../auth/identity.ts';
 import type { ResourceAttributes } from '../authz/access-review.ts';
 import { HttpError } from '../http/status.ts';
+import { counter } from '../observability/metrics.ts';
 import { parseListQuery } from './list-query.ts';
 import type { NodeSource } from './node-cache.ts';
 import type { Selection } from './node-index.ts';
@@ -62,16 +63,14 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const { nodes, authorizer } = options;
   const base = resourcesApiPath(options.platformName);
   const memo = new BodyMemo({ maxBytes: options.memoMaxBytes });
-  const responses = new Counter({
+  const responses = counter(options.registry, {
     name: 'platform_node_responses_total',
     help: 'Node API answers by verb (list, get) and outcome (ok, not_modified, not_found).',
     labelNames: ['verb', 'outcome'],
-    registers: [options.registry],
   });
-  const bodiesBuilt = new Counter({
+  const bodiesBuilt = counter(options.registry, {
     name: 'platform_node_list_bodies_built_total',
     help: 'Node list bodies assembled (answers to repeated queries of an unchanged cache are reused).',
-    registers: [options.registry],
   });
 
   /** Common to list and get: the cache must have synced; say how stale it is when disconnected. */
