@@ -557,7 +557,7 @@ describe('plain manifests in deploy/', () => {
   });
 });
 
-describe("the README's Install on a cluster commands", () => {
+describe('the helm commands of docs/deployment.md and the README, as written', () => {
   let tools: ChartTools;
   const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -566,11 +566,13 @@ describe("the README's Install on a cluster commands", () => {
   });
   after(() => tools.cleanup());
 
-  /** The `helm …` commands of the section, continuation lines joined, split into words like a shell would. */
-  function helmCommands(): string[][] {
-    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-    const start = readme.indexOf('## Install on a cluster');
-    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  /** The `helm …` commands of a page's "Install with Helm" section, continuation lines joined, split into words like a shell would. */
+  function helmCommands(page: string): string[][] {
+    const text = readFileSync(path.join(repoRoot, page), 'utf8');
+    const start = text.indexOf('## Install with Helm');
+    assert.ok(start >= 0, `${page} has an "Install with Helm" section`);
+    const end = text.indexOf('\n## ', start + 1);
+    const section = text.slice(start, end < 0 ? undefined : end);
     return section
       .replace(/\\\n\s*/g, ' ')
       .split('\n')
@@ -579,8 +581,14 @@ describe("the README's Install on a cluster commands", () => {
       .map((l) => [...l.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!).slice(1));
   }
 
+  test("the README's helm install is the deployment guide's", () => {
+    const install = (page: string) => helmCommands(page).filter((c) => c[0] === 'install');
+    assert.equal(install('docs/deployment.md').length, 1);
+    assert.deepEqual(install('README.md'), install('docs/deployment.md'));
+  });
+
   test('helm install as written passes a server-side dry run and prints the in-cluster URL', async () => {
-    const install = helmCommands().find((c) => c[0] === 'install');
+    const install = helmCommands('docs/deployment.md').find((c) => c[0] === 'install');
     assert.ok(install, 'the section has a helm install command');
     assert.ok(install.includes('charts/platform-apiserver'));
     const out = await tools.helm([
@@ -593,7 +601,7 @@ describe("the README's Install on a cluster commands", () => {
   });
 
   test('the Ingress upgrade as written renders the Ingress, TLS, the external URL and the trusted proxies', async () => {
-    const upgrade = helmCommands().find((c) => c[0] === 'upgrade');
+    const upgrade = helmCommands('docs/deployment.md').find((c) => c[0] === 'upgrade');
     assert.ok(upgrade, 'the section has a helm upgrade command');
     // Rendered alone (no release to reuse values from): the command's own values.
     const args = upgrade
