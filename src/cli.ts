@@ -4,9 +4,9 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { iamGroupFor } from './auth/iam-resources.ts';
-import { DEFAULT_BCRYPT_COST, hashPassword, MIN_BCRYPT_COST } from './auth/passwords.ts';
-import { kidOf } from './auth/signing-keys.ts';
+import { iamGroupFor } from './tokens/iam-resources.ts';
+import { DEFAULT_BCRYPT_COST, hashPassword, MIN_BCRYPT_COST } from './tokens/passwords.ts';
+import { kidOf } from './tokens/signing-keys.ts';
 
 const USAGE = `usage: platform-apiserver <command>
 

@@ -1,5 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import { identityIfAny } from '../auth/identity.ts';
+import { identityIfAny } from '../kernel/identity.ts';
 import type { HttpMetrics } from '../observability/http-metrics.ts';
 import type { Logger, RequestContextStore } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { OpenApiDocument } from '../openapi/document.ts';
+import type { OpenApiDocument } from './openapi-document.ts';
 
 /** Anonymous: the OpenAPI 3.1 document of this server's own routes, serialised once. */
 export function openApiRoutes(document: OpenApiDocument): Router {

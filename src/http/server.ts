@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '../observability/logger.ts';
-import type { Readiness } from './readiness.ts';
+import type { Readiness } from '../kernel/readiness.ts';
 import { loadTlsMaterial, reloadTlsOnChange, type TlsFiles } from './tls-files.ts';
 
 export interface RunningServer {

@@ -2,10 +2,10 @@
 //   source scripts/ensure-node.sh && node test/bench/auth.bench.ts
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import bcrypt from 'bcrypt';
-import { DEFAULT_BCRYPT_COST, hashPassword, PasswordVerifier } from '../../src/auth/passwords.ts';
-import { ephemeralKeySet, type KeySet } from '../../src/auth/signing-keys.ts';
+import { DEFAULT_BCRYPT_COST, hashPassword, PasswordVerifier } from '../../src/tokens/passwords.ts';
+import { ephemeralKeySet, type KeySet } from '../../src/tokens/signing-keys.ts';
 import { createSecretKey, randomBytes } from 'node:crypto';
-import { TokenService } from '../../src/auth/tokens.ts';
+import { TokenService } from '../../src/tokens/tokens.ts';
 
 function tokens(keys: KeySet, verifiedCacheSize = 0): TokenService {
   return new TokenService({

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
-import type { RawNode } from '../../src/resources/node-view.ts';
+import type { RawNode } from '../../src/nodes/node-view.ts';
 
 const kc = new KubeConfig();
 kc.loadFromFile(process.argv[2]!);

@@ -13,8 +13,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startOpenSearch } from '../logstore/opensearch.ts';
 import { deleteLogs, seedLogs, type LogLine } from '../support/log-documents.ts';
-import { exportBody, recordsBody } from '../../src/logging/store-query.ts';
-import { parseLogQuery } from '../../src/logging/log-query.ts';
+import { exportBody, recordsBody } from '../../src/log-query/store-query.ts';
+import { parseLogQuery } from '../../src/log-query/log-query.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Map(

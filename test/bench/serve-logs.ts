@@ -6,13 +6,13 @@
 import { Writable } from 'node:stream';
 import { Router } from 'express';
 import { Registry } from 'prom-client';
-import { setIdentity } from '../../src/auth/identity.ts';
+import { setIdentity } from '../../src/kernel/identity.ts';
 import { createApp } from '../../src/http/app.ts';
 import { startServer } from '../../src/http/server.ts';
-import { Readiness } from '../../src/http/readiness.ts';
-import { configuredLogStore } from '../../src/logging/configured-store.ts';
-import { logRoutes } from '../../src/logging/log-routes.ts';
-import { createLoggingMetrics } from '../../src/logging/logging-metrics.ts';
+import { Readiness } from '../../src/kernel/readiness.ts';
+import { configuredLogStore } from '../../src/log-query/configured-store.ts';
+import { logRoutes } from '../../src/log-query/log-routes.ts';
+import { createLoggingMetrics } from '../../src/log-query/logging-metrics.ts';
 import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
 
 const [storeUrl, indexPrefix] = process.argv.slice(2);

@@ -18,8 +18,8 @@ import { serverKubeConfig } from '../support/nodes-server.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { testLogStore, type TestLogStore } from '../support/shared-log-store.ts';
 import { OpenApiConformance } from '../support/openapi-conformance.ts';
-import { openApiDocument } from '../../src/openapi/document.ts';
-import { logsApi } from '../../src/openapi/logs-api.ts';
+import { openApiDocument } from '../../src/http/openapi-document.ts';
+import { logsApi } from '../../src/log-query/logs-api.ts';
 
 interface StatusBody {
   kind: string;

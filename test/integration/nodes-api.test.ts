@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { kubeRequest, KubeRequestError } from '../../src/cluster/kube-request.ts';
-import type { RawNode } from '../../src/resources/node-view.ts';
+import type { RawNode } from '../../src/nodes/node-view.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import { nodeFixture } from '../cluster/node-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RequestHandler } from 'express';
-import { setIdentity, type Identity } from '../../src/auth/identity.ts';
+import { setIdentity, type Identity } from '../../src/kernel/identity.ts';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
 import { HttpError } from '../../src/http/status.ts';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { dailyIndex } from '../../src/logging/index-names.ts';
+import { dailyIndex } from '../../src/log-query/index-names.ts';
 
 /**
  * Log documents shaped as the log collector (fluent-bit's Elasticsearch output in Logstash format,

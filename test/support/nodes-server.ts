@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { AccessReviewer, subjectAccessReview } from '../../src/authz/access-review.ts';
+import { AccessReviewer, subjectAccessReview } from '../../src/access/access-review.ts';
 import { createCacheMetrics } from '../../src/cluster/cache-metrics.ts';
 import { createApp } from '../../src/http/app.ts';
-import { healthRoutes } from '../../src/http/health-routes.ts';
-import { Readiness } from '../../src/http/readiness.ts';
+import { healthRoutes } from '../../src/health/health-routes.ts';
+import { Readiness } from '../../src/kernel/readiness.ts';
 import { startServer } from '../../src/http/server.ts';
 import { createLogger, createRequestContextStore, type Logger } from '../../src/observability/logger.ts';
-import { NodeCache } from '../../src/resources/node-cache.ts';
-import { nodesRoutes, resourcesApiPath } from '../../src/resources/nodes-routes.ts';
+import { NodeCache } from '../../src/nodes/node-cache.ts';
+import { nodesRoutes, resourcesApiPath } from '../../src/nodes/nodes-routes.ts';
 import { kubeTokenAuthenticator } from './kube-token-authenticator.ts';
 
 export interface NodesServer {

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Router } from 'express';
 import { Registry } from 'prom-client';
-import { setIdentity } from '../../src/auth/identity.ts';
+import { setIdentity } from '../../src/kernel/identity.ts';
 import { createApp } from '../../src/http/app.ts';
 import { HttpError } from '../../src/http/status.ts';
 import { createHttpMetrics } from '../../src/observability/http-metrics.ts';

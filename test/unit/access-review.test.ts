@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
-import type { Identity } from '../../src/auth/identity.ts';
+import type { Identity } from '../../src/kernel/identity.ts';
 import {
   AccessReviewer,
   forbidden,
   type ResourceAttributes,
   type ReviewAnswer,
-} from '../../src/authz/access-review.ts';
-import { TtlCache } from '../../src/authz/ttl-cache.ts';
+} from '../../src/access/access-review.ts';
+import { TtlCache } from '../../src/access/ttl-cache.ts';
 import { HttpError } from '../../src/http/status.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 

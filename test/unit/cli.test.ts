@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import bcrypt from 'bcrypt';
 import { parse as parseYaml } from 'yaml';
 import { runCli } from '../../src/cli.ts';
-import { signingKeyFrom } from '../../src/auth/signing-keys.ts';
+import { signingKeyFrom } from '../../src/tokens/signing-keys.ts';
 
 async function cli(args: string[], stdin = ''): Promise<string> {
   let out = '';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { safeKubeSegments, UnsafePathError } from '../../src/proxy/kube-api-path.ts';
+import { safeKubeSegments, UnsafePathError } from '../../src/kube-proxy/kube-api-path.ts';
 
 describe('safeKubeSegments', () => {
   test('accepts Kubernetes API paths and decodes segments', () => {

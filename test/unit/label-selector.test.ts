@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LabelSelectorError, parseLabelSelector } from '../../src/resources/label-selector.ts';
+import { LabelSelectorError, parseLabelSelector } from '../../src/list-query/label-selector.ts';
 
 const worker = { 'node-role.kubernetes.io/worker': '', zone: 'a', tier: 'gold', slots: '12' };
 const master = { 'node-role.kubernetes.io/control-plane': '', zone: 'b', slots: '3' };

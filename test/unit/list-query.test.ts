@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HttpError } from '../../src/http/status.ts';
-import { parseListQuery } from '../../src/resources/list-query.ts';
-import { NODE_STATUSES } from '../../src/resources/node-status.ts';
+import { parseListQuery } from '../../src/list-query/list-query.ts';
+import { NODE_STATUSES } from '../../src/nodes/node-status.ts';
 
 const parse = (query: Record<string, unknown>) => parseListQuery(query, { statuses: NODE_STATUSES });
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HttpError } from '../../src/http/status.ts';
-import { bucketCount, parseInterval } from '../../src/logging/histogram-interval.ts';
-import { MAX_RESULT_WINDOW, parseLogQuery } from '../../src/logging/log-query.ts';
-import { MAX_UNIX_SECONDS, parseUnixSeconds } from '../../src/logging/unix-seconds.ts';
+import { bucketCount, parseInterval } from '../../src/log-query/histogram-interval.ts';
+import { MAX_RESULT_WINDOW, parseLogQuery } from '../../src/log-query/log-query.ts';
+import { MAX_UNIX_SECONDS, parseUnixSeconds } from '../../src/log-query/unix-seconds.ts';
 
 const NOW = 1_763_000_000;
 const parse = (query: Record<string, unknown>) => parseLogQuery(query, NOW);

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { stripAnsi } from '../../src/logging/log-export.ts';
-import { dailyIndex, indicesFor } from '../../src/logging/index-names.ts';
-import { parseLogQuery } from '../../src/logging/log-query.ts';
+import { stripAnsi } from '../../src/log-query/log-export.ts';
+import { dailyIndex, indicesFor } from '../../src/log-query/index-names.ts';
+import { parseLogQuery } from '../../src/log-query/log-query.ts';
 import {
   filterQuery,
   timeRange,
   toRecord,
   totalHits,
   workloadPodPattern,
-} from '../../src/logging/store-query.ts';
+} from '../../src/log-query/store-query.ts';
 
 /** The pattern as a JavaScript regexp: the syntax used ([], {m,n}, |, (), \.) means the same in both. */
 const matches = (pattern: string, name: string) => new RegExp(`^(?:${pattern})$`).test(name);

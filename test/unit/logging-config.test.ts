@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
-import { configuredLogStore } from '../../src/logging/configured-store.ts';
-import { createLoggingMetrics } from '../../src/logging/logging-metrics.ts';
+import { configuredLogStore } from '../../src/log-query/configured-store.ts';
+import { createLoggingMetrics } from '../../src/log-query/logging-metrics.ts';
 import { Registry } from 'prom-client';
 
 const load = (argv: string[] = [], env: Record<string, string> = {}, files: Record<string, string> = {}) =>

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseListQuery } from '../../src/resources/list-query.ts';
-import { NodeIndex } from '../../src/resources/node-index.ts';
-import { NODE_STATUSES } from '../../src/resources/node-status.ts';
-import { nodeEntry, nodeView, type RawNode } from '../../src/resources/node-view.ts';
+import { parseListQuery } from '../../src/list-query/list-query.ts';
+import { NodeIndex } from '../../src/nodes/node-index.ts';
+import { NODE_STATUSES } from '../../src/nodes/node-status.ts';
+import { nodeEntry, nodeView, type RawNode } from '../../src/nodes/node-view.ts';
 import { nodeFixture } from '../cluster/node-fixtures.ts';
 
 /** A fixture as the apiserver would send it: JSON text types, server-set metadata. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { nodeStatusOf, type NodeLike } from '../../src/resources/node-status.ts';
+import { nodeStatusOf, type NodeLike } from '../../src/nodes/node-status.ts';
 
 const healthy = [
   { type: 'MemoryPressure', status: 'False' },

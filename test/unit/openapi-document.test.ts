@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { STATUS_REASONS, statusFor } from '../../src/http/status.ts';
-import type { ApiContext } from '../../src/openapi/components.ts';
-import { openApiDocument } from '../../src/openapi/document.ts';
-import { healthApi } from '../../src/openapi/health-api.ts';
-import { logsApi } from '../../src/openapi/logs-api.ts';
-import { nodesApi } from '../../src/openapi/nodes-api.ts';
-import { oauthApi } from '../../src/openapi/oauth-api.ts';
-import { observabilityApi } from '../../src/openapi/observability-api.ts';
+import type { ApiContext } from '../../src/http/openapi-components.ts';
+import { openApiDocument } from '../../src/http/openapi-document.ts';
+import { healthApi } from '../../src/health/health-api.ts';
+import { logsApi } from '../../src/log-query/logs-api.ts';
+import { nodesApi } from '../../src/nodes/nodes-api.ts';
+import { oauthApi } from '../../src/tokens/oauth-api.ts';
+import { observabilityApi } from '../../src/health/observability-api.ts';
 import { OpenApiConformance, type ObservedResponse } from '../support/openapi-conformance.ts';
 
 const ctx: ApiContext = { platformName: 'acme', version: '1.2.3' };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { BodyMemo, etagFor, matchesIfNoneMatch } from '../../src/resources/prepared-response.ts';
+import { BodyMemo, etagFor, matchesIfNoneMatch } from '../../src/nodes/prepared-response.ts';
 
 describe('ETags', () => {
   test('derived from the state and the query', () => {

@@ -3,8 +3,8 @@ import { createHmac, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { calculateJwkThumbprint } from 'jose';
 import jwt from 'jsonwebtoken';
-import { ephemeralKeySet, jwksOf, signingKeyFrom, type KeySet } from '../../src/auth/signing-keys.ts';
-import { TokenError, TokenService, type TokenFailure } from '../../src/auth/tokens.ts';
+import { ephemeralKeySet, jwksOf, signingKeyFrom, type KeySet } from '../../src/tokens/signing-keys.ts';
+import { TokenError, TokenService, type TokenFailure } from '../../src/tokens/tokens.ts';
 
 const T0_MS = Date.UTC(2026, 0, 1, 12, 0, 0);
 

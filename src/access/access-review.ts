@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Counter, Histogram, Registry } from 'prom-client';
-import type { Identity } from '../auth/identity.ts';
+import type { Identity } from '../kernel/identity.ts';
 import { kubeRequest } from '../cluster/kube-request.ts';
 import { HttpError } from '../http/status.ts';
 import type { Logger } from '../observability/logger.ts';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { HttpError } from '../http/status.ts';
 import type { AuthMetrics, BearerOutcome } from './auth-metrics.ts';
-import { setIdentity, type Identity } from './identity.ts';
+import { setIdentity, type Identity } from '../kernel/identity.ts';
 import { stateOf } from './iam-resources.ts';
 import type { SessionStore } from './session-store.ts';
 import { TokenError, type TokenService } from './tokens.ts';

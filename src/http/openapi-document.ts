@@ -9,7 +9,7 @@ import {
   type Schema,
   type SecurityScheme,
   type Tag,
-} from './components.ts';
+} from './openapi-components.ts';
 
 export interface OpenApiDocument {
   openapi: string;

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { identityOf } from '../auth/identity.ts';
+import { identityOf } from '../kernel/identity.ts';
 import { HttpError } from '../http/status.ts';
 import type { Logger } from '../observability/logger.ts';
 import { authorizeLogRead, type AccessCheck } from './log-access.ts';

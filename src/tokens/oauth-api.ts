@@ -8,7 +8,7 @@ import {
   type Response,
   type Schema,
   type SecurityRequirement,
-} from './components.ts';
+} from '../http/openapi-components.ts';
 
 const noStore = {
   'Cache-Control': { description: 'Always `no-store`.', schema: { const: 'no-store' } },

@@ -7,10 +7,10 @@ import {
   type ApiContext,
   type ApiDescription,
   type Parameter,
-} from './components.ts';
-import { DEFAULT_INTERVAL, MAX_BUCKETS } from '../logging/histogram-interval.ts';
-import { DEFAULT_SIZE, MAX_LIST_ITEMS, MAX_RESULT_WINDOW, MAX_SIZE } from '../logging/log-query.ts';
-import { MAX_UNIX_SECONDS } from '../logging/unix-seconds.ts';
+} from '../http/openapi-components.ts';
+import { DEFAULT_INTERVAL, MAX_BUCKETS } from './histogram-interval.ts';
+import { DEFAULT_SIZE, MAX_LIST_ITEMS, MAX_RESULT_WINDOW, MAX_SIZE } from './log-query.ts';
+import { MAX_UNIX_SECONDS } from './unix-seconds.ts';
 
 const retryAfter = {
   'Retry-After': { description: 'Seconds.', schema: { type: 'string', pattern: '^\\d+$' } },

@@ -1,4 +1,4 @@
-import type { Identity } from '../auth/identity.ts';
+import type { Identity } from '../kernel/identity.ts';
 import { HttpError } from '../http/status.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LogFilter } from './log-query.ts';

@@ -6,7 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Router, type RequestHandler } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Registry } from 'prom-client';
-import { identityOf, type Identity } from '../auth/identity.ts';
+import { identityOf, type Identity } from '../kernel/identity.ts';
 import { setRouteTemplate } from '../http/route-template.ts';
 import { statusFor, type KubeStatus } from '../http/status.ts';
 import { isWatchQuery, requestVerb, type RequestVerb } from '../observability/api-request-info.ts';

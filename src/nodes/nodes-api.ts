@@ -8,7 +8,7 @@ import {
   type ApiContext,
   type ApiDescription,
   type Parameter,
-} from './components.ts';
+} from '../http/openapi-components.ts';
 
 const bearerChallenge = {
   'WWW-Authenticate': {

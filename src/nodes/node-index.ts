@@ -1,4 +1,4 @@
-import type { ListQuery } from './list-query.ts';
+import type { ListQuery } from '../list-query/list-query.ts';
 import type { NodeStatus } from './node-status.ts';
 import type { NodeEntry } from './node-view.ts';
 

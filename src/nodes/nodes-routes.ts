@@ -1,11 +1,11 @@
 import { Router, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
-import type { Identity } from '../auth/identity.ts';
-import { identityOf } from '../auth/identity.ts';
-import type { ResourceAttributes } from '../authz/access-review.ts';
+import type { Identity } from '../kernel/identity.ts';
+import { identityOf } from '../kernel/identity.ts';
+import type { ResourceAttributes } from '../access/access-review.ts';
 import { HttpError } from '../http/status.ts';
 import { counter } from '../observability/metrics.ts';
-import { parseListQuery } from './list-query.ts';
+import { parseListQuery } from '../list-query/list-query.ts';
 import type { NodeSource } from './node-cache.ts';
 import type { Selection } from './node-index.ts';
 import { NODE_STATUSES } from './node-status.ts';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Readiness } from './readiness.ts';
+import type { Readiness } from '../kernel/readiness.ts';
 
 export interface VersionInfo {
   platform: string;

@@ -1,4 +1,4 @@
-import { ANONYMOUS, jsonResponse, textResponse, type ApiDescription } from './components.ts';
+import { ANONYMOUS, jsonResponse, textResponse, type ApiDescription } from '../http/openapi-components.ts';
 
 /** /metrics and this document itself. */
 export function observabilityApi(): ApiDescription {

@@ -1,4 +1,4 @@
-import { ANONYMOUS, jsonResponse, textResponse, type ApiDescription, type Operation } from './components.ts';
+import { ANONYMOUS, jsonResponse, textResponse, type ApiDescription, type Operation } from '../http/openapi-components.ts';
 
 /** Probes and version: anonymous, plain text bodies in the kube-apiserver's style. */
 export function healthApi(): ApiDescription {

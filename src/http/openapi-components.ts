@@ -1,4 +1,4 @@
-import { STATUS_REASONS } from '../http/status.ts';
+import { STATUS_REASONS } from './status.ts';
 
 /**
  * Shared pieces of the OpenAPI document: schemas, headers, security schemes and small builders that

@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { HttpError } from '../http/status.ts';
 import type { AddressLimiter } from './address-limiter.ts';
 import type { AuthMetrics, TokenOutcome } from './auth-metrics.ts';
-import { BearerError, type AccessTokenAuthenticator } from './bearer-auth.ts';
+import { BearerError, type AccessTokenAuthenticator } from './access-token-authenticator.ts';
 import type { ClientRegistry } from './clients.ts';
 import {
   BASIC_CHALLENGE,
