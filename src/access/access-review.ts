@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Identity } from '../kernel/identity.ts';
 import { kubeRequest } from '../cluster/kube-request.ts';
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import { counter, gauge, histogram } from '../observability/metrics.ts';
 import { TtlCache } from './ttl-cache.ts';
@@ -118,7 +118,7 @@ export class AccessReviewer {
     return this.#count(attributes, { ...answer, source: 'apiserver' });
   }
 
-  /** Resolves when allowed; otherwise throws the HttpError to answer with (403, or 503 when undecidable). */
+  /** Resolves when allowed; otherwise throws the ApiError to answer with (403, or 503 when undecidable). */
   async authorize(identity: Identity, attributes: ResourceAttributes): Promise<void> {
     let decision: Decision;
     try {
@@ -130,8 +130,8 @@ export class AccessReviewer {
         resource: attributes.resource,
         error: (err as Error).message,
       });
-      throw new HttpError(503, 'authorization check is temporarily unavailable', {
-        headers: { 'Retry-After': '1' },
+      throw new ApiError('Unavailable', 'authorization check is temporarily unavailable', {
+        retryAfterSeconds: 1,
       });
     }
     if (!decision.allowed) throw forbidden(identity, attributes);
@@ -187,12 +187,12 @@ function cacheKey(identity: Identity, a: ResourceAttributes): string {
 }
 
 /** The kube-apiserver's own wording, so clients that parse it are not surprised. */
-export function forbidden(identity: Identity, a: ResourceAttributes): HttpError {
+export function forbidden(identity: Identity, a: ResourceAttributes): ApiError {
   const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   const subject = a.name ? `${resource} "${a.name}"` : resource;
   const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
-  return new HttpError(
-    403,
+  return new ApiError(
+    'Forbidden',
     `${subject} is forbidden: User "${identity.username}" cannot ${a.verb} resource "${resource}" in API group "${a.group}" ${scope}`,
     {
       details: {

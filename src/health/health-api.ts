@@ -1,4 +1,10 @@
-import { ANONYMOUS, jsonResponse, textResponse, type ApiDescription, type Operation } from '../http/openapi-components.ts';
+import {
+  ANONYMOUS,
+  jsonResponse,
+  textResponse,
+  type ApiDescription,
+  type Operation,
+} from '../http/openapi-components.ts';
 
 /** Probes and version: anonymous, plain text bodies in the kube-apiserver's style. */
 export function healthApi(): ApiDescription {

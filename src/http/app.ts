@@ -1,8 +1,8 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import { identityIfAny } from '../kernel/identity.ts';
 import type { HttpMetrics } from '../observability/http-metrics.ts';
 import type { Logger, RequestContextStore } from '../observability/logger.ts';
-import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { errorHandler, notFoundHandler } from './error-mapper.ts';
+import { requestContext } from './request-context.ts';
 import { requestIdFrom } from './request-id.ts';
 import { routeTemplate } from './route-template.ts';
 
@@ -61,7 +61,7 @@ export function createApp(deps: AppDependencies): Express {
         path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
         status: res.statusCode,
         durationMs: Math.round(durationMs * 1000) / 1000,
-        user: identityIfAny(res)?.username,
+        user: requestContext(req).identity?.username,
         remoteAddress: req.ip,
         completed: res.writableFinished,
       });
@@ -81,9 +81,9 @@ export function createApp(deps: AppDependencies): Express {
   if (deps.authenticate) {
     app.use(deps.authenticate);
     // From here on every log line of the request names the caller.
-    app.use((_req, res, next) => {
+    app.use((req, _res, next) => {
       const context = deps.requestContext.getStore();
-      const identity = identityIfAny(res);
+      const identity = requestContext(req).identity;
       if (context && identity) context.user = identity.username;
       next();
     });

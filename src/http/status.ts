@@ -70,27 +70,3 @@ export function statusFor(code: number, message: string, details?: StatusDetails
   if (details) status.details = details;
   return status;
 }
-
-/**
- * An error a handler throws to answer with a given status code and a message safe to show the caller.
- * Anything else thrown becomes a 500 with a generic message.
- */
-export class HttpError extends Error {
-  readonly statusCode: number;
-  readonly details: StatusDetails | undefined;
-  readonly headers: Record<string, string>;
-  /** RFC 6749 §5.2 error code used when the path is under /oauth/ (default: invalid_request). */
-  readonly oauthError: string | undefined;
-  constructor(
-    statusCode: number,
-    message: string,
-    options: { details?: StatusDetails; headers?: Record<string, string>; oauthError?: string } = {},
-  ) {
-    super(message);
-    this.name = 'HttpError';
-    this.statusCode = statusCode;
-    this.details = options.details;
-    this.headers = options.headers ?? {};
-    this.oauthError = options.oauthError;
-  }
-}

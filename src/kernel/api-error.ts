@@ -80,6 +80,7 @@ export class ApiError extends Error {
 
 /** The kind a status code stands for; an unknown code falls back to BadRequest or Internal. */
 export function apiErrorKindOf(code: number): ApiErrorKind {
-  for (const [kind, known] of Object.entries(API_ERROR_CODES)) if (known === code) return kind as ApiErrorKind;
+  for (const [kind, known] of Object.entries(API_ERROR_CODES))
+    if (known === code) return kind as ApiErrorKind;
   return code >= 500 ? 'Internal' : 'BadRequest';
 }

@@ -49,6 +49,14 @@ export class Lifecycle<Edge> {
     return edges;
   }
 
+  /** Every registered module's start-up facts, merged. */
+  summary(): Record<string, unknown> {
+    return Object.assign({}, ...this.#registered.map((r) => r.contribution.summary ?? {})) as Record<
+      string,
+      unknown
+    >;
+  }
+
   async start(): Promise<void> {
     for (const entry of this.#registered) {
       await entry.contribution.start?.();
@@ -96,14 +104,16 @@ export function dependencyOrder<Edge>(
   const providerOf = new Map<string, Module<Edge>>();
   for (const module of modules)
     for (const ref of module.provides ?? []) {
-      if (providerOf.has(ref.id) || hostServices.has(ref.id)) throw new Error(`service ${ref.id} provided twice`);
+      if (providerOf.has(ref.id) || hostServices.has(ref.id))
+        throw new Error(`service ${ref.id} provided twice`);
       providerOf.set(ref.id, module);
     }
   const ordered: Module<Edge>[] = [];
   const visiting = new Set<Module<Edge>>();
   const visit = (module: Module<Edge>): void => {
     if (ordered.includes(module)) return;
-    if (visiting.has(module)) throw new Error(`modules depend on each other in a cycle through ${module.name}`);
+    if (visiting.has(module))
+      throw new Error(`modules depend on each other in a cycle through ${module.name}`);
     visiting.add(module);
     for (const ref of module.requires ?? []) {
       if (hostServices.has(ref.id)) continue;

@@ -36,6 +36,8 @@ export interface Contribution<Edge> {
   start?(): void | Promise<void>;
   /** Stops it; called in reverse order of start when the process drains. */
   stop?(): void | Promise<void>;
+  /** Facts worth one line at start-up (what the module connects to); the host logs them when listening. */
+  summary?: Readonly<Record<string, unknown>>;
 }
 
 export interface Module<Edge> {

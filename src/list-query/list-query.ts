@@ -1,4 +1,4 @@
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import { EVERYTHING, LabelSelectorError, parseLabelSelector, type LabelSelector } from './label-selector.ts';
 
 /**
@@ -56,9 +56,9 @@ const BOOLEANS: Record<string, boolean> = {
 
 const POSITIVE_INTEGER = /^[1-9]\d{0,14}$/;
 
-function invalid(parameter: string, value: string, expected: string): HttpError {
+function invalid(parameter: string, value: string, expected: string): ApiError {
   const message = `invalid value for query parameter "${parameter}": ${JSON.stringify(value)}: ${expected}`;
-  return new HttpError(400, message, {
+  return new ApiError('BadRequest', message, {
     details: { causes: [{ reason: 'FieldValueInvalid', message, field: parameter }] },
   });
 }
@@ -69,7 +69,7 @@ function single(query: RawQuery, parameter: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string') return value;
   const message = `query parameter "${parameter}" must be given at most once`;
-  throw new HttpError(400, message, {
+  throw new ApiError('BadRequest', message, {
     details: { causes: [{ reason: 'FieldValueDuplicate', message, field: parameter }] },
   });
 }

@@ -1,5 +1,5 @@
 import type { Identity } from '../kernel/identity.ts';
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LogFilter } from './log-query.ts';
 
@@ -48,8 +48,8 @@ export async function authorizeLogRead(
       user: identity.username,
       error: (err as Error).message,
     });
-    throw new HttpError(503, 'authorization check is temporarily unavailable', {
-      headers: { 'Retry-After': '1' },
+    throw new ApiError('Unavailable', 'authorization check is temporarily unavailable', {
+      retryAfterSeconds: 1,
     });
   }
   const denied = scopes.filter((_, i) => !answers[i]);
@@ -57,15 +57,15 @@ export async function authorizeLogRead(
 
   const user = `User "${identity.username}" cannot get resource "pods/log" in API group ""`;
   if (denied[0] === undefined) {
-    throw new HttpError(
-      403,
+    throw new ApiError(
+      'Forbidden',
       `pods/log is forbidden: ${user} at the cluster scope; a log query without the namespaces parameter reads every namespace, so name the namespaces whose logs you may read`,
       { details: { kind: 'pods' } },
     );
   }
   const names = denied.map((ns) => `"${ns}"`).join(', ');
-  throw new HttpError(
-    403,
+  throw new ApiError(
+    'Forbidden',
     `pods/log is forbidden: ${user} in the namespace${denied.length > 1 ? 's' : ''} ${names}`,
     {
       details: {

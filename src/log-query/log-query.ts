@@ -1,4 +1,4 @@
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import {
   DEFAULT_INTERVAL,
   MAX_BUCKETS,
@@ -92,8 +92,8 @@ const LIST_PARAMETERS: Record<string, ListRule> = {
   log_query: { field: 'logQuery', maxLength: 1024 },
 };
 
-export function badParameter(parameter: string, message: string): HttpError {
-  return new HttpError(400, message, {
+export function badParameter(parameter: string, message: string): ApiError {
+  return new ApiError('BadRequest', message, {
     details: { causes: [{ reason: 'FieldValueInvalid', message, field: parameter }] },
   });
 }
@@ -152,7 +152,7 @@ function time(params: Readonly<Record<string, unknown>>, name: string): number |
 
 /**
  * Parses the query string of a log request. `nowSeconds` is the default end of the time range.
- * Throws a 400 HttpError naming the first bad parameter. Unknown parameters are ignored.
+ * Throws a BadRequest ApiError naming the first bad parameter. Unknown parameters are ignored.
  */
 export function parseLogQuery(params: Readonly<Record<string, unknown>>, nowSeconds: number): LogQuery {
   const operationRaw = single(params, 'operation') || 'query';

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
-import { identityOf } from '../kernel/identity.ts';
-import { HttpError } from '../http/status.ts';
+import { identityOf } from '../http/request-context.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import { authorizeLogRead, type AccessCheck } from './log-access.ts';
 import { exportLogs } from './log-export.ts';
@@ -41,9 +41,10 @@ export function logRoutes(deps: LogRoutesDependencies): Router {
 
   router.get(logsPath(deps.platformName), async (req: Request, res: Response) => {
     const logging = deps.logging;
-    if (!logging) throw new HttpError(503, 'logging is not configured: no log store is set (logging.hosts)');
+    if (!logging)
+      throw new ApiError('Unavailable', 'logging is not configured: no log store is set (logging.hosts)');
     const query = parseLogQuery(req.query as Record<string, unknown>, nowSeconds());
-    const identity = identityOf(res);
+    const identity = identityOf(req);
     await authorizeLogRead(deps.check, identity, query.filter, deps.logger);
 
     try {
@@ -86,23 +87,23 @@ export function logRoutes(deps: LogRoutesDependencies): Router {
 }
 
 /** What a caller is told about a store failure; the store's own words go to the log only. */
-function storeFailure(err: LogStoreError, timeoutSeconds: number, logger: Logger): HttpError {
+function storeFailure(err: LogStoreError, timeoutSeconds: number, logger: Logger): ApiError {
   logger.warn('log store call failed', {
     failure: err.failure,
     storeStatus: err.storeStatus,
     storeErrorTypes: err.storeErrorTypes,
     error: err.message,
   });
-  const retry = { headers: { 'Retry-After': '5' } };
+  const retry = { retryAfterSeconds: 5 };
   switch (err.failure) {
     case 'timeout':
-      return new HttpError(503, `the log store did not answer within ${timeoutSeconds}s`, retry);
+      return new ApiError('Unavailable', `the log store did not answer within ${timeoutSeconds}s`, retry);
     case 'unavailable':
-      return new HttpError(503, 'the log store is unavailable', retry);
+      return new ApiError('Unavailable', 'the log store is unavailable', retry);
     default:
       if (err.storeStatus === 401 || err.storeStatus === 403)
-        return new HttpError(
-          502,
+        return new ApiError(
+          'BadGateway',
           "the log store refused this server's credentials (logging.username, logging.password)",
         );
       if (err.storeErrorTypes.includes('too_many_buckets_exception'))
@@ -110,6 +111,6 @@ function storeFailure(err: LogStoreError, timeoutSeconds: number, logger: Logger
           'interval',
           'interval is too small for the time span of the matching logs: choose a larger interval or give start_time',
         );
-      return new HttpError(502, 'the log store could not run the query');
+      return new ApiError('BadGateway', 'the log store could not run the query');
   }
 }

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import { logsPath } from './log-routes.ts';
 
 /**
@@ -17,7 +17,7 @@ export function removedLoggingRoutes(platformName: string): Router {
   // A mounted middleware, not a route: every method and every path under the group, nothing else
   // (`/kapis/logging.<domain>x` is another, unknown group).
   router.use(`/kapis/${group}`, () => {
-    throw new HttpError(404, message, { details: { group } });
+    throw new ApiError('NotFound', message, { details: { group } });
   });
   return router;
 }

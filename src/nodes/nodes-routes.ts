@@ -1,9 +1,9 @@
 import { Router, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Identity } from '../kernel/identity.ts';
-import { identityOf } from '../kernel/identity.ts';
+import { identityOf } from '../http/request-context.ts';
 import type { ResourceAttributes } from '../access/access-review.ts';
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import { counter } from '../observability/metrics.ts';
 import { parseListQuery } from '../list-query/list-query.ts';
 import type { NodeSource } from './node-cache.ts';
@@ -76,8 +76,8 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   /** Common to list and get: the cache must have synced; say how stale it is when disconnected. */
   const prepare = (res: Response) => {
     if (!nodes.synced) {
-      throw new HttpError(503, 'the node cache has not finished its first sync yet', {
-        headers: { 'Retry-After': '1' },
+      throw new ApiError('Unavailable', 'the node cache has not finished its first sync yet', {
+        retryAfterSeconds: 1,
       });
     }
     const freshness = nodes.freshness();
@@ -87,7 +87,7 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const router = Router();
 
   router.get(`${base}/nodes`, async (req: Request, res: Response) => {
-    await authorizer.authorize(identityOf(res), { verb: 'list', group: '', resource: 'nodes' });
+    await authorizer.authorize(identityOf(req), { verb: 'list', group: '', resource: 'nodes' });
     const query = parseListQuery(req.query, { statuses: NODE_STATUSES });
     prepare(res);
     const stateTag = nodes.stateTag;
@@ -107,12 +107,12 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
 
   router.get(`${base}/nodes/:name`, async (req: Request<{ name: string }>, res: Response) => {
     const { name } = req.params;
-    await authorizer.authorize(identityOf(res), { verb: 'get', group: '', resource: 'nodes', name });
+    await authorizer.authorize(identityOf(req), { verb: 'get', group: '', resource: 'nodes', name });
     prepare(res);
     const entry = nodes.index.get(name);
     if (!entry) {
       responses.inc({ verb: 'get', outcome: 'not_found' });
-      throw new HttpError(404, `nodes "${name}" not found`, { details: { name, kind: 'nodes' } });
+      throw new ApiError('NotFound', `nodes "${name}" not found`, { details: { name, kind: 'nodes' } });
     }
     // The object's resourceVersion identifies its content cluster-wide.
     const etag = `W/"${entry.resourceVersion}"`;

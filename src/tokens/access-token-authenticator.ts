@@ -1,7 +1,5 @@
-import type { RequestHandler } from 'express';
-import { HttpError } from '../http/status.ts';
-import type { AuthMetrics, BearerOutcome } from './auth-metrics.ts';
-import { setIdentity, type Identity } from '../kernel/identity.ts';
+import type { BearerOutcome } from './auth-metrics.ts';
+import type { Identity } from '../kernel/identity.ts';
 import { stateOf } from './iam-resources.ts';
 import type { SessionStore } from './session-store.ts';
 import { TokenError, type TokenService } from './tokens.ts';
@@ -53,67 +51,4 @@ export class AccessTokenAuthenticator {
     const groups = [...new Set([...(user.spec?.groups ?? []), AUTHENTICATED_GROUP])];
     return { username: user.metadata.name, groups, sessionId: session.metadata.name };
   }
-}
-
-/**
- * Paths served without a bearer token: OAuth itself, discovery, probes, version, metrics and this
- * server's own OpenAPI document. The cluster's /openapi/v2 and /openapi/v3 (what kubectl apply and
- * explain read) are proxied and need a token like the rest of the Kubernetes API.
- */
-export function isAnonymousPath(path: string): boolean {
-  return (
-    path.startsWith('/oauth/') ||
-    path.startsWith('/.well-known/') ||
-    ['/healthz', '/livez', '/readyz', '/version', '/metrics', '/openapi/platform/v3'].includes(path)
-  );
-}
-
-/**
- * Requires `Authorization: Bearer <access token>` on every path but the anonymous ones and sets the caller's
- * identity. Failures are 401 Kubernetes Status objects with an RFC 6750 `WWW-Authenticate` challenge.
- */
-export function bearerAuthentication(deps: {
-  authenticator: AccessTokenAuthenticator;
-  realm: string;
-  metrics: AuthMetrics;
-}): RequestHandler {
-  const challenge = (error?: BearerError) =>
-    error
-      ? `Bearer realm="${deps.realm}", error="invalid_token", error_description="${error.message}"`
-      : `Bearer realm="${deps.realm}"`;
-  const refuse = (error: BearerError | undefined, message: string) => {
-    deps.metrics.bearerAuthentications.inc({ outcome: error?.outcome ?? 'missing' });
-    return new HttpError(401, `Unauthorized: ${message}`, {
-      headers: { 'WWW-Authenticate': challenge(error) },
-    });
-  };
-
-  return (req, res, next) => {
-    if (isAnonymousPath(req.path)) {
-      next();
-      return;
-    }
-    const header = req.headers.authorization;
-    if (header === undefined) {
-      next(refuse(undefined, 'a bearer token is required'));
-      return;
-    }
-    const match = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header);
-    if (!match) {
-      const malformed = new BearerError('invalid', 'Authorization header is not "Bearer <token>"');
-      next(refuse(malformed, malformed.message));
-      return;
-    }
-    deps.authenticator.authenticate(match[1]!).then(
-      (identity) => {
-        deps.metrics.bearerAuthentications.inc({ outcome: 'success' });
-        setIdentity(res, identity);
-        next();
-      },
-      (err: unknown) => {
-        if (err instanceof BearerError) next(refuse(err, err.message));
-        else next(err);
-      },
-    );
-  };
 }

@@ -1,17 +1,17 @@
 import express, { type Request, type RequestHandler } from 'express';
-import { HttpError } from '../http/status.ts';
+import { ApiError, type ApiErrorKind, type ApiErrorOptions } from '../kernel/api-error.ts';
 
 /** Largest token/revoke request body accepted; real ones are a few hundred bytes. */
 export const MAX_FORM_BYTES = 16 * 1024;
 
 /** An RFC 6749 §5.2 error: rendered as `{error, error_description}` by the one error handler. */
 export function oauthError(
-  statusCode: number,
+  kind: ApiErrorKind,
   error: string,
   description: string,
-  headers?: Record<string, string>,
-): HttpError {
-  return new HttpError(statusCode, description, { oauthError: error, ...(headers ? { headers } : {}) });
+  options: ApiErrorOptions = {},
+): ApiError {
+  return new ApiError(kind, description, { ...options, oauthError: error });
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -25,15 +25,26 @@ export const formBody: RequestHandler = (req, res, next) => {
   const type = req.headers['content-type'];
   if (!type || !req.is('application/x-www-form-urlencoded')) {
     next(
-      oauthError(415, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded', {
-        Accept: 'application/x-www-form-urlencoded',
-      }),
+      oauthError(
+        'UnsupportedMediaType',
+        'invalid_request',
+        'Content-Type must be application/x-www-form-urlencoded',
+        {
+          accept: 'application/x-www-form-urlencoded',
+        },
+      ),
     );
     return;
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
   if (charset && !/^utf-?8$/i.test(charset)) {
-    next(oauthError(415, 'invalid_request', `charset ${charset} is not supported; send UTF-8`));
+    next(
+      oauthError(
+        'UnsupportedMediaType',
+        'invalid_request',
+        `charset ${charset} is not supported; send UTF-8`,
+      ),
+    );
     return;
   }
   readRawBody(req, res, (err?: unknown) => {
@@ -65,7 +76,7 @@ export function parseForm(body: Buffer): Map<string, string> {
   try {
     text = strictUtf8.decode(body);
   } catch {
-    throw oauthError(400, 'invalid_request', 'request body is not valid UTF-8');
+    throw oauthError('BadRequest', 'invalid_request', 'request body is not valid UTF-8');
   }
   const fields = new Map<string, string>();
   for (const pair of text.split('&')) {
@@ -74,7 +85,7 @@ export function parseForm(body: Buffer): Map<string, string> {
     const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
     const value = eq < 0 ? '' : decodeComponent(pair.slice(eq + 1));
     if (fields.has(name))
-      throw oauthError(400, 'invalid_request', `parameter ${printable(name)} is repeated`);
+      throw oauthError('BadRequest', 'invalid_request', `parameter ${printable(name)} is repeated`);
     fields.set(name, value);
   }
   for (const [name, value] of fields) if (value === '') fields.delete(name);
@@ -85,7 +96,7 @@ function decodeComponent(raw: string): string {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
   } catch {
-    throw oauthError(400, 'invalid_request', 'request body has a malformed percent-encoding');
+    throw oauthError('BadRequest', 'invalid_request', 'request body has a malformed percent-encoding');
   }
 }
 
@@ -97,7 +108,7 @@ function printable(name: string): string {
 /** A required field; missing → 400 invalid_request naming it. */
 export function requireField(form: ReadonlyMap<string, string>, name: string): string {
   const value = form.get(name);
-  if (value === undefined) throw oauthError(400, 'invalid_request', `parameter ${name} is required`);
+  if (value === undefined) throw oauthError('BadRequest', 'invalid_request', `parameter ${name} is required`);
   return value;
 }
 
@@ -120,7 +131,7 @@ export function clientCredentialsOf(req: Request, form: ReadonlyMap<string, stri
     const basic = parseBasic(authorization);
     if (inForm) {
       throw oauthError(
-        400,
+        'BadRequest',
         'invalid_request',
         'send client credentials either with HTTP Basic or in the form, not both',
       );
@@ -129,16 +140,18 @@ export function clientCredentialsOf(req: Request, form: ReadonlyMap<string, stri
   }
   const clientId = form.get('client_id');
   const clientSecret = form.get('client_secret');
-  if (clientId === undefined) throw oauthError(401, 'invalid_client', 'client authentication is required');
-  if (clientSecret === undefined) throw oauthError(401, 'invalid_client', 'client authentication failed');
+  if (clientId === undefined)
+    throw oauthError('Unauthorized', 'invalid_client', 'client authentication is required');
+  if (clientSecret === undefined)
+    throw oauthError('Unauthorized', 'invalid_client', 'client authentication failed');
   return { clientId, clientSecret, method: 'client_secret_post' };
 }
 
-export const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="oauth", charset="UTF-8"' };
+export const BASIC_CHALLENGE = { challenge: 'Basic realm="oauth", charset="UTF-8"' };
 
 function parseBasic(header: string): { clientId: string; clientSecret: string } {
   const invalid = () =>
-    oauthError(401, 'invalid_client', 'malformed HTTP Basic client credentials', BASIC_CHALLENGE);
+    oauthError('Unauthorized', 'invalid_client', 'malformed HTTP Basic client credentials', BASIC_CHALLENGE);
   const match = /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(header);
   if (!match) throw invalid();
   const encoded = match[1]!;

@@ -1,5 +1,5 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { HttpError } from '../http/status.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import type { AddressLimiter } from './address-limiter.ts';
 import type { AuthMetrics, TokenOutcome } from './auth-metrics.ts';
 import { BearerError, type AccessTokenAuthenticator } from './access-token-authenticator.ts';
@@ -49,12 +49,10 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       deps.metrics.tokenRequests.inc({ grant_type: 'unknown', outcome: 'rate_limited' });
     next(
       oauthError(
-        429,
+        'TooManyRequests',
         'invalid_request',
         `too many requests from this address; retry after ${verdict.retryAfterSeconds} s`,
-        {
-          'Retry-After': String(verdict.retryAfterSeconds),
-        },
+        { retryAfterSeconds: verdict.retryAfterSeconds },
       ),
     );
   };
@@ -81,7 +79,8 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
     grantType: string | undefined,
   ): Promise<void> => {
     const client = authenticateClient(req, form);
-    if (grantType === undefined) throw oauthError(400, 'invalid_request', 'parameter grant_type is required');
+    if (grantType === undefined)
+      throw oauthError('BadRequest', 'invalid_request', 'parameter grant_type is required');
     if (grantType === 'password') {
       const login = requireField(form, 'username');
       const password = requireField(form, 'password');
@@ -94,14 +93,18 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       res.json(await deps.service.refreshGrant(client, requireField(form, 'refresh_token')));
       return;
     }
-    throw oauthError(400, 'unsupported_grant_type', 'supported grant types: password, refresh_token');
+    throw oauthError(
+      'BadRequest',
+      'unsupported_grant_type',
+      'supported grant types: password, refresh_token',
+    );
   };
 
   const authenticateClient = (req: Request, form: ReadonlyMap<string, string>): string => {
     const credentials = clientCredentialsOf(req, form);
     if (!deps.clients.authenticate(credentials.clientId, credentials.clientSecret)) {
-      const headers = credentials.method === 'client_secret_basic' ? BASIC_CHALLENGE : undefined;
-      throw oauthError(401, 'invalid_client', 'client authentication failed', headers);
+      const options = credentials.method === 'client_secret_basic' ? BASIC_CHALLENGE : {};
+      throw oauthError('Unauthorized', 'invalid_client', 'client authentication failed', options);
     }
     return credentials.clientId;
   };
@@ -122,9 +125,14 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
     const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     if (!match) {
       next(
-        oauthError(401, 'invalid_token', 'send the access token of the session as Authorization: Bearer', {
-          'WWW-Authenticate': `Bearer realm="oauth"`,
-        }),
+        oauthError(
+          'Unauthorized',
+          'invalid_token',
+          'send the access token of the session as Authorization: Bearer',
+          {
+            challenge: `Bearer realm="oauth"`,
+          },
+        ),
       );
       return;
     }
@@ -135,8 +143,8 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
   router.get('/oauth/userinfo', noStore, (req, res, next) => {
     const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     const invalid = (message: string) =>
-      oauthError(401, 'invalid_token', message, {
-        'WWW-Authenticate': `Bearer realm="oauth", error="invalid_token"`,
+      oauthError('Unauthorized', 'invalid_token', message, {
+        challenge: `Bearer realm="oauth", error="invalid_token"`,
       });
     if (!match) {
       next(invalid('send an access token as Authorization: Bearer'));
@@ -189,18 +197,23 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
     const allow = allowedMethods[req.path];
     next(
       allow
-        ? oauthError(405, 'invalid_request', `method ${req.method} is not allowed; use ${allow}`, {
-            Allow: allow,
-          })
-        : oauthError(404, 'invalid_request', `no OAuth endpoint at ${req.path}`),
+        ? oauthError(
+            'MethodNotAllowed',
+            'invalid_request',
+            `method ${req.method} is not allowed; use ${allow}`,
+            {
+              allow,
+            },
+          )
+        : oauthError('NotFound', 'invalid_request', `no OAuth endpoint at ${req.path}`),
     );
   });
   return router;
 }
 
 function outcomeOf(err: unknown): TokenOutcome {
-  if (!(err instanceof HttpError)) return 'server_error';
-  if (err.statusCode === 429) return err.oauthError === 'invalid_grant' ? 'locked' : 'rate_limited';
+  if (!(err instanceof ApiError)) return 'server_error';
+  if (err.kind === 'TooManyRequests') return err.oauthError === 'invalid_grant' ? 'locked' : 'rate_limited';
   const known: TokenOutcome[] = [
     'invalid_request',
     'invalid_client',

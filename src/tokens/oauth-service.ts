@@ -77,10 +77,10 @@ export class OAuthService {
     if (lock.locked) {
       log('locked', 'account locked after too many failed logins', user);
       throw oauthError(
-        429,
+        'TooManyRequests',
         'invalid_grant',
         `too many failed logins for this account; retry after ${lock.retryAfterSeconds} s`,
-        { 'Retry-After': String(lock.retryAfterSeconds) },
+        { retryAfterSeconds: lock.retryAfterSeconds },
       );
     }
 
@@ -92,11 +92,11 @@ export class OAuthService {
       // The count itself is exact (compare-and-swap on the User), it only lands a few milliseconds later.
       if (user) this.#countFailure(user, attempt.sourceAddress);
       log('failure', user ? 'wrong password' : 'unknown user', user);
-      throw oauthError(400, 'invalid_grant', BAD_CREDENTIALS);
+      throw oauthError('BadRequest', 'invalid_grant', BAD_CREDENTIALS);
     }
     if (stateOf(user) === 'Disabled') {
       log('failure', 'account disabled', user);
-      throw oauthError(400, 'invalid_grant', 'account is disabled');
+      throw oauthError('BadRequest', 'invalid_grant', 'account is disabled');
     }
 
     const response = await this.#openSession(user, attempt);
@@ -150,18 +150,18 @@ export class OAuthService {
   async refreshGrant(clientId: string, refreshToken: string): Promise<TokenResponse> {
     const claims = this.#verifyForGrant(refreshToken, 'refresh');
     if (claims.aud !== clientId) {
-      throw oauthError(400, 'invalid_grant', 'refresh token was issued to another client');
+      throw oauthError('BadRequest', 'invalid_grant', 'refresh token was issued to another client');
     }
     const user = await this.#users.get(claims.username);
     const session = await this.#sessions.get(claims.sid);
-    if (!session) throw oauthError(400, 'invalid_grant', 'refresh token is revoked or expired');
+    if (!session) throw oauthError('BadRequest', 'invalid_grant', 'refresh token is revoked or expired');
     if (!user || user.metadata.uid !== session.spec.userUID || stateOf(user) === 'Disabled') {
       await this.#sessions.delete(claims.sid);
       this.#logger.warn('refresh refused: user deleted or disabled', {
         user: claims.username,
         session: claims.sid,
       });
-      throw oauthError(400, 'invalid_grant', 'refresh token is revoked or expired');
+      throw oauthError('BadRequest', 'invalid_grant', 'refresh token is revoked or expired');
     }
     const issued = this.#tokens.issue({ username: claims.username, clientId, sessionId: claims.sid });
     const result = await this.#sessions.rotate(claims.sid, claims.jti, {
@@ -170,10 +170,14 @@ export class OAuthService {
     });
     if (result.outcome === 'reused') {
       this.#metrics.sessionsEnded.inc({ reason: 'reuse' });
-      throw oauthError(400, 'invalid_grant', 'refresh token was already used; the session has been revoked');
+      throw oauthError(
+        'BadRequest',
+        'invalid_grant',
+        'refresh token was already used; the session has been revoked',
+      );
     }
     if (result.outcome === 'gone')
-      throw oauthError(400, 'invalid_grant', 'refresh token is revoked or expired');
+      throw oauthError('BadRequest', 'invalid_grant', 'refresh token is revoked or expired');
     this.#logger.info('token refreshed', { user: claims.username, client: clientId, session: claims.sid });
     return tokenResponse(issued);
   }
@@ -196,7 +200,7 @@ export class OAuthService {
     }
     if (!claims) return;
     if (claims.aud !== clientId)
-      throw oauthError(400, 'unauthorized_client', 'token was issued to another client');
+      throw oauthError('BadRequest', 'unauthorized_client', 'token was issued to another client');
     if (await this.#sessions.delete(claims.sid)) {
       this.#metrics.sessionsEnded.inc({ reason: 'revoke' });
       this.#logger.info('session revoked', { user: claims.username, client: clientId, session: claims.sid });
@@ -210,7 +214,9 @@ export class OAuthService {
       claims = this.#tokens.verify(accessToken, 'access', { ignoreExpiration: true });
     } catch (err) {
       const reason = err instanceof TokenError ? err.message : 'invalid token';
-      throw oauthError(401, 'invalid_token', reason, { 'WWW-Authenticate': `Bearer error="invalid_token"` });
+      throw oauthError('Unauthorized', 'invalid_token', reason, {
+        challenge: `Bearer error="invalid_token"`,
+      });
     }
     if (await this.#sessions.delete(claims.sid)) {
       this.#metrics.sessionsEnded.inc({ reason: 'logout' });
@@ -223,7 +229,7 @@ export class OAuthService {
       return this.#tokens.verify(token, type);
     } catch (err) {
       const reason = err instanceof TokenError ? err.message : 'invalid token';
-      throw oauthError(400, 'invalid_grant', `${type} token is invalid: ${reason}`);
+      throw oauthError('BadRequest', 'invalid_grant', `${type} token is invalid: ${reason}`);
     }
   }
 }

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { Router } from 'express';
 import { Registry } from 'prom-client';
-import { setIdentity } from '../../src/kernel/identity.ts';
+import { setIdentity } from '../../src/http/request-context.ts';
 import { createApp } from '../../src/http/app.ts';
 import { startServer } from '../../src/http/server.ts';
 import { Readiness } from '../../src/kernel/readiness.ts';

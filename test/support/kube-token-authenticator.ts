@@ -1,8 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { RequestHandler } from 'express';
-import { setIdentity, type Identity } from '../../src/kernel/identity.ts';
+import { setIdentity } from '../../src/http/request-context.ts';
+import type { Identity } from '../../src/kernel/identity.ts';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
-import { HttpError } from '../../src/http/status.ts';
+import { HttpError } from '../../src/http/error-mapper.ts';
 
 interface TokenReview {
   status?: { authenticated?: boolean; user?: { username?: string; groups?: string[] } };

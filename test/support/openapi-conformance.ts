@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { Header, Operation, Reference, Response as ResponseSpec } from '../../src/http/openapi-components.ts';
+import type {
+  Header,
+  Operation,
+  Reference,
+  Response as ResponseSpec,
+} from '../../src/http/openapi-components.ts';
 import type { OpenApiDocument } from '../../src/http/openapi-document.ts';
 
 // ajv-formats is CommonJS: its plugin function is module.exports and module.exports.default.

@@ -4,9 +4,9 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Router } from 'express';
 import { Registry } from 'prom-client';
-import { setIdentity } from '../../src/kernel/identity.ts';
+import { setIdentity } from '../../src/http/request-context.ts';
 import { createApp } from '../../src/http/app.ts';
-import { HttpError } from '../../src/http/status.ts';
+import { HttpError } from '../../src/http/error-mapper.ts';
 import { createHttpMetrics } from '../../src/observability/http-metrics.ts';
 import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
 

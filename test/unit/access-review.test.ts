@@ -10,7 +10,7 @@ import {
   type ReviewAnswer,
 } from '../../src/access/access-review.ts';
 import { TtlCache } from '../../src/access/ttl-cache.ts';
-import { HttpError } from '../../src/http/status.ts';
+import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 
 const silent = createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HttpError } from '../../src/http/status.ts';
+import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
 import { parseListQuery } from '../../src/list-query/list-query.ts';
 import { NODE_STATUSES } from '../../src/nodes/node-status.ts';
 

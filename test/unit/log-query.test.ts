@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HttpError } from '../../src/http/status.ts';
+import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
 import { bucketCount, parseInterval } from '../../src/log-query/histogram-interval.ts';
 import { MAX_RESULT_WINDOW, parseLogQuery } from '../../src/log-query/log-query.ts';
 import { MAX_UNIX_SECONDS, parseUnixSeconds } from '../../src/log-query/unix-seconds.ts';

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Request } from 'express';
 import { AddressLimiter } from '../../src/tokens/address-limiter.ts';
-import { isAnonymousPath } from '../../src/tokens/access-token-authenticator.ts';
+import { isAnonymousPath } from '../../src/http/bearer-door.ts';
 import { ClientRegistry, parseClients } from '../../src/tokens/clients.ts';
 import { lockoutOf, statusAfterFailure, statusAfterSuccess } from '../../src/tokens/lockout.ts';
 import { clientCredentialsOf, parseForm } from '../../src/tokens/oauth-request.ts';
 import { bcryptCostOf, hashPassword, PasswordVerifier } from '../../src/tokens/passwords.ts';
-import { HttpError } from '../../src/http/status.ts';
+import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
 
 function oauthFailure(fn: () => unknown, status: number, error: string, message?: RegExp) {
   assert.throws(fn, (err: unknown) => {

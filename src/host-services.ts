@@ -1,0 +1,17 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import type { CacheMetrics } from './cluster/cache-metrics.ts';
+import type { Config } from './config/config.ts';
+import type { Readiness } from './kernel/readiness.ts';
+import { serviceRef } from './kernel/module.ts';
+import type { Logger } from './observability/logger.ts';
+
+/** What main.ts provides to every module: the process-wide pieces no feature owns. */
+export const configRef = serviceRef<Config>('config');
+export const loggerRef = serviceRef<Logger>('logger');
+export const registryRef = serviceRef<Registry>('metrics-registry');
+/** Already instrumented: every request made from it is measured. */
+export const kubeConfigRef = serviceRef<KubeConfig>('kubeconfig');
+/** Informer cache metrics, shared by every watch-backed cache. */
+export const cacheMetricsRef = serviceRef<CacheMetrics>('cache-metrics');
+export const readinessRef = serviceRef<Readiness>('readiness');

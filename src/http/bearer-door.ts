@@ -1,0 +1,117 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Identity } from '../kernel/identity.ts';
+import { ApiError } from '../kernel/api-error.ts';
+import { requestContext } from './request-context.ts';
+
+/** Why a presented token was refused: a metric label and a message safe to return to the caller. */
+export interface BearerRefusal {
+  outcome: string;
+  message: string;
+}
+
+export interface BearerDoorOptions {
+  /** Access token → identity; rejects when the token is not acceptable. */
+  authenticate(token: string): Promise<Identity>;
+  /** The refusal an authentication failure stands for; undefined for an unexpected failure (a 500). */
+  refusalOf(err: unknown): BearerRefusal | undefined;
+  /** Realm named in the `WWW-Authenticate` challenge. */
+  realm: string;
+  /** Counts every decision by outcome: success, missing, invalid, or the authenticator's refusals. */
+  counter: { inc(labels: { outcome: string }): void };
+}
+
+/**
+ * Paths served without a bearer token: OAuth itself, discovery, probes, version, metrics and this
+ * server's own OpenAPI document. The cluster's /openapi/v2 and /openapi/v3 (what kubectl apply and
+ * explain read) are proxied and need a token like the rest of the Kubernetes API.
+ */
+export function isAnonymousPath(path: string): boolean {
+  return (
+    path.startsWith('/oauth/') ||
+    path.startsWith('/.well-known/') ||
+    ['/healthz', '/livez', '/readyz', '/version', '/metrics', '/openapi/platform/v3'].includes(path)
+  );
+}
+
+const KUBE_PROTOCOL_TOKEN_PREFIX = 'base64url.bearer.authorization.k8s.io.';
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+type Presented = { token: string } | { malformed: string } | undefined;
+
+/**
+ * The caller's token: `Authorization: Bearer …`, or on a WebSocket upgrade — browsers cannot set
+ * headers there — the Kubernetes subprotocol `base64url.bearer.authorization.k8s.io.<token>`, which is
+ * then removed so the upstream never sees it.
+ */
+function presentedToken(req: IncomingMessage): Presented {
+  const header = req.headers.authorization;
+  if (header !== undefined) {
+    const match = BEARER.exec(header);
+    return match ? { token: match[1]! } : { malformed: 'Authorization header is not "Bearer <token>"' };
+  }
+  if (req.headers.upgrade === undefined) return undefined;
+  const protocols = (req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const carrier = protocols.find((p) => p.startsWith(KUBE_PROTOCOL_TOKEN_PREFIX));
+  if (!carrier) return undefined;
+  const rest = protocols.filter((p) => p !== carrier);
+  if (rest.length > 0) req.headers['sec-websocket-protocol'] = rest.join(', ');
+  else delete req.headers['sec-websocket-protocol'];
+  const token = Buffer.from(carrier.slice(KUBE_PROTOCOL_TOKEN_PREFIX.length), 'base64url').toString('utf8');
+  return /^[A-Za-z0-9._~+/-]+=*$/.test(token)
+    ? { token }
+    : { malformed: 'the bearer subprotocol does not carry a token' };
+}
+
+/**
+ * The one place a bearer token is checked, for express routes and WebSocket upgrades alike: the same
+ * parsing, the same metric, the same 401 (an `ApiError` with an RFC 6750 challenge).
+ */
+export class BearerDoor {
+  readonly #options: BearerDoorOptions;
+
+  constructor(options: BearerDoorOptions) {
+    this.#options = options;
+  }
+
+  /** Lets a request in: records and returns the caller's identity, or throws an Unauthorized ApiError. */
+  async admit(req: IncomingMessage): Promise<Identity> {
+    const presented = presentedToken(req);
+    if (presented === undefined) throw this.#refuse(undefined, 'a bearer token is required');
+    if ('malformed' in presented)
+      throw this.#refuse({ outcome: 'invalid', message: presented.malformed }, presented.malformed);
+    let identity: Identity;
+    try {
+      identity = await this.#options.authenticate(presented.token);
+    } catch (err) {
+      const refusal = this.#options.refusalOf(err);
+      if (!refusal) throw err;
+      throw this.#refuse(refusal, refusal.message);
+    }
+    this.#options.counter.inc({ outcome: 'success' });
+    requestContext(req).identity = identity;
+    return identity;
+  }
+
+  /** Express middleware: every path but the anonymous ones needs a valid bearer token. */
+  middleware(): RequestHandler {
+    return (req, _res, next) => {
+      if (isAnonymousPath(req.path)) {
+        next();
+        return;
+      }
+      this.admit(req).then(() => next(), next);
+    };
+  }
+
+  #refuse(refusal: BearerRefusal | undefined, message: string): ApiError {
+    const realm = `Bearer realm="${this.#options.realm}"`;
+    this.#options.counter.inc({ outcome: refusal?.outcome ?? 'missing' });
+    return new ApiError('Unauthorized', `Unauthorized: ${message}`, {
+      challenge: refusal ? `${realm}, error="invalid_token", error_description="${refusal.message}"` : realm,
+    });
+  }
+}

@@ -1,0 +1,62 @@
+import https from 'node:https';
+import type http from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Identity } from '../kernel/identity.ts';
+
+/** How the proxy reaches the kube-apiserver: its URL, a TLS agent and the server's own credential. */
+export interface Upstream {
+  target: string;
+  agent: https.Agent;
+  /** False only when the kubeconfig says to skip certificate verification. */
+  verifyTls: boolean;
+  /** The server's own `Authorization` value, read per request: in-cluster ServiceAccount tokens rotate. */
+  authorization(): Promise<string | undefined>;
+}
+
+export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('no current cluster in the kubeconfig');
+  // TLS material (CA, client certificate) is fixed for the life of the process.
+  const tls: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(tls);
+  const agent = new https.Agent({
+    ca: tls.ca,
+    cert: tls.cert,
+    key: tls.key,
+    ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+    ...(tls.servername ? { servername: tls.servername } : {}),
+    keepAlive: true,
+  });
+  return {
+    target: cluster.server,
+    agent,
+    verifyTls: tls.rejectUnauthorized !== false,
+    authorization: async () => {
+      const opts: https.RequestOptions = {};
+      await kubeConfig.applyToHTTPSOptions(opts);
+      const header = (opts.headers as Record<string, string> | undefined)?.['Authorization'];
+      if (header) return header;
+      if (opts.auth) return `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      return undefined;
+    },
+  };
+}
+
+/**
+ * Makes the request speak as `identity`: every credential-bearing header the client sent
+ * (Authorization, Impersonate-*) is dropped, the server's own credential is set and the caller is
+ * impersonated, so Kubernetes RBAC decides.
+ */
+export async function impersonate(
+  req: http.IncomingMessage,
+  identity: Identity,
+  upstream: Upstream,
+): Promise<void> {
+  for (const name of Object.keys(req.headers)) {
+    if (name === 'authorization' || name.startsWith('impersonate-')) delete req.headers[name];
+  }
+  const authorization = await upstream.authorization();
+  if (authorization) req.headers['authorization'] = authorization;
+  req.headers['impersonate-user'] = identity.username;
+  req.headers['impersonate-group'] = [...identity.groups]; // one header line per group
+}

@@ -1,0 +1,98 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Router, type RequestHandler } from 'express';
+import type { Registry } from 'prom-client';
+import type { BearerDoor } from '../http/bearer-door.ts';
+import { kubeStatusOf, toApiError, writeErrorResponse, writeUpgradeError } from '../http/error-mapper.ts';
+import { identityOf } from '../http/request-context.ts';
+import { setRouteTemplate } from '../http/route-template.ts';
+import { ApiError } from '../kernel/api-error.ts';
+import type { RequestVerb } from '../observability/api-request-info.ts';
+import type { Logger } from '../observability/logger.ts';
+import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
+import { impersonate, upstreamOf } from './impersonation.ts';
+import { isKubeApiPath, routeTemplateOf, shapeRequest } from './request-shaping.ts';
+import { streamingProxy } from './streaming.ts';
+
+export interface KubeProxyOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  registry: Registry;
+  /** Time allowed for the kube-apiserver to start answering; streams (watch, exec) are not limited once it has. */
+  responseTimeoutMs: number;
+  /** Lets WebSocket upgrades in, which do not pass through the express middleware chain. */
+  door: BearerDoor;
+}
+
+export interface KubeProxy {
+  /** Express handler for /api and /apis (mounted behind bearer authentication). */
+  handler: RequestHandler;
+  /** For the HTTP server's 'upgrade' event (exec, attach, port-forward, WebSocket watch). */
+  upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+/**
+ * Proxies the Kubernetes API as the calling user: the request is shaped (request-shaping.ts), goes
+ * upstream with the server's own credentials impersonating the caller (impersonation.ts), and the
+ * answer streams back (streaming.ts). Kubernetes RBAC decides.
+ */
+export async function createKubeProxy(options: KubeProxyOptions): Promise<KubeProxy> {
+  const { logger } = options;
+  const upstream = await upstreamOf(options.kubeConfig);
+  // Shared with the client-side instrumentation: source="proxy" tells the two apart.
+  const streaming = streamingProxy({
+    upstream,
+    responseTimeoutMs: options.responseTimeoutMs,
+    duration: upstreamRequestDuration(options.registry),
+    logger,
+    writeError: { response: writeErrorResponse, socket: writeUpgradeError },
+  });
+
+  const handler: RequestHandler = (req, res, next) => {
+    setRouteTemplate(res, routeTemplateOf(req.path));
+    let verb: RequestVerb;
+    try {
+      ({ verb } = shapeRequest(req));
+    } catch (err) {
+      if (err instanceof ApiError) {
+        res.status(err.statusCode).json(kubeStatusOf(err));
+        return;
+      }
+      next(err);
+      return;
+    }
+    impersonate(req, identityOf(req), upstream).then(() => streaming.forward(req, res, next, verb), next);
+  };
+
+  const upgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    let verb: RequestVerb;
+    try {
+      ({ verb } = shapeRequest(req));
+    } catch (err) {
+      writeUpgradeError(socket, err instanceof ApiError ? err : new ApiError('NotFound', 'not found'));
+      return;
+    }
+    options.door
+      .admit(req)
+      .then(async (identity) => {
+        await impersonate(req, identity, upstream);
+        streaming.forwardUpgrade(req, socket, head, verb);
+      })
+      .catch((err: unknown) => {
+        const refusal = toApiError(err);
+        logger.info('websocket upgrade refused', { reason: (err as Error).message });
+        writeUpgradeError(socket, refusal ?? new ApiError('Internal', 'internal error'));
+      });
+  };
+
+  return { handler, upgrade };
+}
+
+/**
+ * The proxy as a router-level middleware that leaves req.url whole (mounting at '/api' would strip the
+ * prefix the upstream needs).
+ */
+export function kubeProxyRoutes(proxy: KubeProxy): Router {
+  return Router().use((req, res, next) => (isKubeApiPath(req.path) ? proxy.handler(req, res, next) : next()));
+}
