@@ -3,6 +3,7 @@
 // Passwords are read from standard input, never from arguments (which other users can see in `ps`).
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { iamGroupFor } from './tokens/iam-resources.ts';
 import { DEFAULT_BCRYPT_COST, hashPassword, MIN_BCRYPT_COST } from './tokens/passwords.ts';
@@ -30,23 +31,27 @@ interface Parsed {
   options: Map<string, string[]>;
 }
 
-function parseArgs(args: readonly string[], known: readonly string[]): Parsed {
-  const positional: string[] = [];
-  const options = new Map<string, string[]>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith('--')) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq > 0 ? eq : undefined);
-    if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
-    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined) throw new UsageError(`option --${name} needs a value`);
-    options.set(name, [...(options.get(name) ?? []), value]);
+/** Flags of a subcommand: every known option takes a value and may repeat; anything else is a usage error. */
+function parseFlags(args: readonly string[], known: readonly string[]): Parsed {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      options: Object.fromEntries(known.map((name) => [name, { type: 'string', multiple: true }] as const)),
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const flag = /'(--?[^' ]+)/.exec((err as Error).message)?.[1] ?? 'option';
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${flag}`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`option ${flag} needs a value`);
+    throw err;
   }
-  return { positional, options };
+  const options = new Map<string, string[]>();
+  for (const [name, values] of Object.entries(parsed.values))
+    if (Array.isArray(values)) options.set(name, values);
+  return { positional: parsed.positionals, options };
 }
 
 function single(p: Parsed, name: string): string | undefined {
@@ -78,14 +83,14 @@ export async function runCli(
 ): Promise<void> {
   const [command, sub] = args;
   if (command === 'hash-password') {
-    const p = parseArgs(args.slice(1), ['cost']);
+    const p = parseFlags(args.slice(1), ['cost']);
     if (p.positional.length > 0)
       throw new UsageError('hash-password takes no arguments; the password comes on stdin');
     io.out(`${await hashPassword(readPassword(io.stdin), costOf(p))}\n`);
     return;
   }
   if (command === 'user' && sub === 'create') {
-    const p = parseArgs(args.slice(2), ['email', 'group', 'display-name', 'platform', 'cost']);
+    const p = parseFlags(args.slice(2), ['email', 'group', 'display-name', 'platform', 'cost']);
     const [name, ...extra] = p.positional;
     if (!name || extra.length > 0) throw new UsageError('user create needs exactly one NAME');
     if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) {
@@ -113,7 +118,7 @@ export async function runCli(
     return;
   }
   if (command === 'keys' && sub === 'generate') {
-    const p = parseArgs(args.slice(2), ['algorithm']);
+    const p = parseFlags(args.slice(2), ['algorithm']);
     const algorithm = single(p, 'algorithm') ?? 'ES256';
     if (algorithm !== 'ES256' && algorithm !== 'RS256')
       throw new UsageError('--algorithm must be ES256 or RS256');
@@ -125,7 +130,7 @@ export async function runCli(
     return;
   }
   if (command === 'keys' && sub === 'kid') {
-    const [file, ...extra] = parseArgs(args.slice(2), []).positional;
+    const [file, ...extra] = parseFlags(args.slice(2), []).positional;
     if (!file || extra.length > 0) throw new UsageError('keys kid needs exactly one FILE');
     // A private key file (signing key) or a public one (verification key): the kid depends on the public half only.
     io.out(`${kidOf(createPublicKey(readFileSync(file)), file)}\n`);

@@ -139,11 +139,12 @@ export class TokenService {
     // The algorithm comes from our key, never from the token: no `none`, no HS256-with-a-public-key confusion.
     if (header.alg !== key.algorithm)
       throw new TokenError('bad_signature', 'token algorithm does not match its key');
+    checkPayloadShape(token);
     let payload: unknown;
     try {
+      // The issuer is compared below, not by jsonwebtoken: its failures are then told apart by class alone.
       payload = jwt.verify(token, key.verifyWith, {
         algorithms: [key.algorithm],
-        issuer: this.#options.issuer,
         clockTolerance: this.#options.clockSkewSeconds,
         clockTimestamp: Math.floor(this.#nowMs() / 1000),
         ignoreExpiration: options.ignoreExpiration ?? false,
@@ -151,6 +152,8 @@ export class TokenService {
     } catch (err) {
       throw translate(err);
     }
+    if ((payload as { iss?: unknown }).iss !== this.#options.issuer)
+      throw new TokenError('wrong_issuer', 'token has a wrong issuer');
     const claims = asClaims(payload);
     if (!this.#options.audiences.includes(claims.aud)) {
       throw new TokenError('wrong_audience', 'token was issued to an unknown client');
@@ -188,13 +191,24 @@ function parseHeader(token: string): { alg?: unknown; kid?: unknown } {
   }
 }
 
+/**
+ * Refuses, before any signature check, a payload jsonwebtoken would reject for its shape (not JSON,
+ * non-numeric exp or nbf): what remains of its JsonWebTokenErrors is then about the signature.
+ */
+function checkPayloadShape(token: string): void {
+  const payload = jwt.decode(token, { json: true });
+  const numericOrAbsent = (v: unknown) => v === undefined || typeof v === 'number';
+  if (!payload || !numericOrAbsent(payload.exp) || !numericOrAbsent(payload.nbf))
+    throw new TokenError('malformed', 'token is malformed');
+}
+
+/** jsonwebtoken's failure as ours, by its error class (never its message text). */
 function translate(err: unknown): TokenError {
+  // Subclasses of JsonWebTokenError: test them first.
   if (err instanceof jwt.TokenExpiredError) return new TokenError('expired', 'token has expired');
   if (err instanceof jwt.NotBeforeError) return new TokenError('not_yet_valid', 'token is not valid yet');
-  const message = err instanceof Error ? err.message : '';
-  if (message.startsWith('jwt issuer invalid'))
-    return new TokenError('wrong_issuer', 'token has a wrong issuer');
-  if (message.includes('signature')) return new TokenError('bad_signature', 'token signature is invalid');
+  if (err instanceof jwt.JsonWebTokenError)
+    return new TokenError('bad_signature', 'token signature is invalid');
   return new TokenError('malformed', 'token is malformed');
 }
 
