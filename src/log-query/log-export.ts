@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.ts';
 import { indicesFor } from './index-names.ts';
 import type { LogFilter, SortOrder } from './log-query.ts';
@@ -42,7 +42,7 @@ export interface ExportOptions {
  * are thrown for the error handler; after that, a failure cuts the response off so the client sees an
  * incomplete transfer rather than a file that looks whole.
  */
-export async function exportLogs(res: Response, options: ExportOptions): Promise<ExportOutcome> {
+export async function exportLogs(res: ServerResponse, options: ExportOptions): Promise<ExportOutcome> {
   const { store, filter, maxLines, metrics, logger } = options;
   const pageSize = Math.min(options.pageSize ?? EXPORT_PAGE_SIZE, maxLines);
   const gone = new AbortController();
@@ -64,7 +64,7 @@ export async function exportLogs(res: Response, options: ExportOptions): Promise
       gone.signal,
     );
     scrollId = page._scroll_id;
-    res.status(200);
+    res.statusCode = 200;
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment');
     res.setHeader('Cache-Control', 'no-store');
@@ -124,7 +124,7 @@ export async function exportLogs(res: Response, options: ExportOptions): Promise
 }
 
 /** Resolves when the response can take more data, or when the client has gone away. */
-function drained(res: Response): Promise<void> {
+function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);

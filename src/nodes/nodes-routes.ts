@@ -102,7 +102,7 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
       return listBody(nodes.index.select(query));
     });
     responses.inc({ verb: 'list', outcome: 'ok' });
-    await sendJson(req, res, prepared, { gzipMinBytes: options.gzipMinBytes });
+    await sendJson(res, prepared, { gzipMinBytes: options.gzipMinBytes, acceptsGzip: acceptsGzip(req) });
   });
 
   router.get(`${base}/nodes/:name`, async (req: Request<{ name: string }>, res: Response) => {
@@ -122,8 +122,16 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
       return;
     }
     responses.inc({ verb: 'get', outcome: 'ok' });
-    await sendJson(req, res, new PreparedBody(etag, entry.json), { gzipMinBytes: options.gzipMinBytes });
+    await sendJson(res, new PreparedBody(etag, entry.json), {
+      gzipMinBytes: options.gzipMinBytes,
+      acceptsGzip: acceptsGzip(req),
+    });
   });
 
   return router;
+}
+
+/** Without Accept-Encoding a client gets identity, whatever the RFC allows. */
+function acceptsGzip(req: Request): boolean {
+  return req.headers['accept-encoding'] !== undefined && req.acceptsEncodings('gzip', 'identity') === 'gzip';
 }

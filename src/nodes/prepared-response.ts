@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback, constants as zlibConstants } from 'node:zlib';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 const gzip = promisify(gzipCallback);
 
@@ -76,33 +76,33 @@ export class BodyMemo {
 export interface SendOptions {
   /** Bodies at least this large are gzip-compressed for clients that accept it. */
   gzipMinBytes: number;
+  /** The client asked for gzip (the route reads Accept-Encoding). */
+  acceptsGzip: boolean;
   headers?: Record<string, string>;
 }
 
 /** Headers common to cached reads: revalidate every time (cheap with the ETag), never share. */
-export function setCacheHeaders(res: Response, etag: string): void {
+export function setCacheHeaders(res: ServerResponse, etag: string): void {
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   res.setHeader('Vary', 'Accept-Encoding');
 }
 
 /** Sends a 304 if the client holds this ETag. Returns true when it did. */
-export function sendNotModified(req: Request, res: Response, etag: string): boolean {
+export function sendNotModified(req: IncomingMessage, res: ServerResponse, etag: string): boolean {
   if (!matchesIfNoneMatch(req.headers['if-none-match'], etag)) return false;
-  res.status(304).end();
+  res.statusCode = 304;
+  res.end();
   return true;
 }
 
-export async function sendJson(req: Request, res: Response, prepared: PreparedBody, options: SendOptions) {
+export async function sendJson(res: ServerResponse, prepared: PreparedBody, options: SendOptions) {
   let body = prepared.body;
-  // Without Accept-Encoding a client gets identity, whatever the RFC allows.
-  const acceptsGzip =
-    req.headers['accept-encoding'] !== undefined && req.acceptsEncodings('gzip', 'identity') === 'gzip';
-  if (body.length >= options.gzipMinBytes && acceptsGzip) {
+  if (body.length >= options.gzipMinBytes && options.acceptsGzip) {
     body = await prepared.gzipped();
     res.setHeader('Content-Encoding', 'gzip');
   }
-  res.status(200);
+  res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Content-Length', body.length);
   res.end(body);

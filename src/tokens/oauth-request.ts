@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { ApiError, type ApiErrorKind, type ApiErrorOptions } from '../kernel/api-error.ts';
 
 /** Largest token/revoke request body accepted; real ones are a few hundred bytes. */
@@ -15,58 +15,6 @@ export function oauthError(
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-const readRawBody = express.raw({ type: () => true, limit: MAX_FORM_BYTES, inflate: false });
-
-/**
- * Accepts only `application/x-www-form-urlencoded` (UTF-8) bodies of at most 16 KiB and puts the parsed
- * fields on `res.locals.form`. Wrong type → 415, too large → 413, malformed or repeated field → 400.
- */
-export const formBody: RequestHandler = (req, res, next) => {
-  const type = req.headers['content-type'];
-  if (!type || !req.is('application/x-www-form-urlencoded')) {
-    next(
-      oauthError(
-        'UnsupportedMediaType',
-        'invalid_request',
-        'Content-Type must be application/x-www-form-urlencoded',
-        {
-          accept: 'application/x-www-form-urlencoded',
-        },
-      ),
-    );
-    return;
-  }
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
-  if (charset && !/^utf-?8$/i.test(charset)) {
-    next(
-      oauthError(
-        'UnsupportedMediaType',
-        'invalid_request',
-        `charset ${charset} is not supported; send UTF-8`,
-      ),
-    );
-    return;
-  }
-  readRawBody(req, res, (err?: unknown) => {
-    if (err) {
-      next(err);
-      return;
-    }
-    try {
-      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      res.locals['form'] = parseForm(body);
-      next();
-    } catch (parseErr) {
-      next(parseErr);
-    }
-  });
-};
-
-/** The form fields of a request that went through `formBody`. */
-export function formOf(res: { locals: Record<string, unknown> }): ReadonlyMap<string, string> {
-  return res.locals['form'] as ReadonlyMap<string, string>;
-}
-
 /**
  * Parses an urlencoded body strictly: invalid UTF-8 (raw or percent-encoded), bad escapes and repeated
  * fields are errors rather than silently replaced or merged. Empty values count as absent (RFC 6749 §3.1).
@@ -123,7 +71,10 @@ export interface ClientCredentials {
  * Client credentials from HTTP Basic (RFC 6749 §2.3.1, form-urlencoded id and secret) or from the form.
  * Using both at once is refused, as the RFC requires a single method.
  */
-export function clientCredentialsOf(req: Request, form: ReadonlyMap<string, string>): ClientCredentials {
+export function clientCredentialsOf(
+  req: IncomingMessage,
+  form: ReadonlyMap<string, string>,
+): ClientCredentials {
   const authorization = req.headers.authorization;
   const inForm = form.has('client_id') || form.has('client_secret');
   // Other schemes (a stale `Bearer` a client sends everywhere) are not client authentication: ignored here.

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../kernel/api-error.ts';
 import type { AddressLimiter } from './address-limiter.ts';
 import type { AuthMetrics, TokenOutcome } from './auth-metrics.ts';
@@ -7,9 +7,9 @@ import type { ClientRegistry } from './clients.ts';
 import {
   BASIC_CHALLENGE,
   clientCredentialsOf,
-  formBody,
-  formOf,
+  MAX_FORM_BYTES,
   oauthError,
+  parseForm,
   requireField,
 } from './oauth-request.ts';
 import type { OAuthService } from './oauth-service.ts';
@@ -25,6 +25,58 @@ export interface OAuthRoutesDependencies {
   issuer: string;
   /** External base URL for the discovery document; empty: taken from each request. */
   publicUrl: string;
+}
+
+const readRawBody = express.raw({ type: () => true, limit: MAX_FORM_BYTES, inflate: false });
+
+/**
+ * Accepts only `application/x-www-form-urlencoded` (UTF-8) bodies of at most 16 KiB and puts the parsed
+ * fields on `res.locals.form`. Wrong type → 415, too large → 413, malformed or repeated field → 400.
+ */
+const formBody: RequestHandler = (req, res, next) => {
+  const type = req.headers['content-type'];
+  if (!type || !req.is('application/x-www-form-urlencoded')) {
+    next(
+      oauthError(
+        'UnsupportedMediaType',
+        'invalid_request',
+        'Content-Type must be application/x-www-form-urlencoded',
+        {
+          accept: 'application/x-www-form-urlencoded',
+        },
+      ),
+    );
+    return;
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1];
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    next(
+      oauthError(
+        'UnsupportedMediaType',
+        'invalid_request',
+        `charset ${charset} is not supported; send UTF-8`,
+      ),
+    );
+    return;
+  }
+  readRawBody(req, res, (err?: unknown) => {
+    if (err) {
+      next(err);
+      return;
+    }
+    try {
+      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      res.locals['form'] = parseForm(body);
+      next();
+    } catch (parseErr) {
+      next(parseErr);
+    }
+  });
+};
+
+/** The form fields of a request that went through `formBody`. */
+function formOf(res: { locals: Record<string, unknown> }): ReadonlyMap<string, string> {
+  return res.locals['form'] as ReadonlyMap<string, string>;
 }
 
 const GRANT_TYPES = ['password', 'refresh_token'] as const;
