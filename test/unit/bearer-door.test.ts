@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { describe, test } from 'node:test';
+import { BearerDoor } from '../../src/http/bearer-door.ts';
+import { headersOf, kubeStatusOf } from '../../src/http/error-mapper.ts';
+import { requestContext } from '../../src/http/request-context.ts';
+import { ApiError } from '../../src/kernel/api-error.ts';
+
+class Refused extends Error {
+  readonly outcome = 'expired';
+}
+
+function door(counts: string[]) {
+  return new BearerDoor({
+    authenticate: async (token) => {
+      if (token === 'good') return { username: 'alice', groups: ['system:authenticated'] };
+      throw new Refused('token has expired');
+    },
+    refusalOf: (err) => (err instanceof Refused ? err : undefined),
+    realm: 'platform',
+    counter: { inc: ({ outcome }) => void counts.push(outcome) },
+  });
+}
+
+const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
+
+describe('the bearer door', () => {
+  test('a header token and a WebSocket subprotocol token are let in alike; identity in the request context', async () => {
+    const counts: string[] = [];
+    const byHeader = request({ authorization: 'Bearer good' });
+    assert.equal((await door(counts).admit(byHeader)).username, 'alice');
+    assert.equal(requestContext(byHeader).identity?.username, 'alice');
+    const protocol = `base64url.bearer.authorization.k8s.io.${Buffer.from('good').toString('base64url')}`;
+    const byProtocol = request({
+      upgrade: 'websocket',
+      'sec-websocket-protocol': `${protocol}, base64.binary.k8s.io`,
+    });
+    assert.equal((await door(counts).admit(byProtocol)).username, 'alice');
+    assert.equal(
+      byProtocol.headers['sec-websocket-protocol'],
+      'base64.binary.k8s.io',
+      'the token never goes upstream',
+    );
+    assert.deepEqual(counts, ['success', 'success']);
+  });
+
+  test('missing, malformed and refused tokens: one 401 Status with an RFC 6750 challenge, counted by outcome', async () => {
+    const counts: string[] = [];
+    const cases: [Record<string, string>, RegExp][] = [
+      [{}, /a bearer token is required/],
+      [{ authorization: 'Basic YTpi' }, /not "Bearer <token>"/],
+      [{ authorization: 'Bearer bad' }, /token has expired/],
+    ];
+    for (const [headers, message] of cases) {
+      const err = await door(counts)
+        .admit(request(headers))
+        .catch((e: unknown) => e);
+      assert.ok(err instanceof ApiError);
+      assert.equal(kubeStatusOf(err).code, 401);
+      assert.match(kubeStatusOf(err).message, message);
+      assert.match(headersOf(err)['WWW-Authenticate'] ?? '', /^Bearer realm="platform"/);
+    }
+    assert.deepEqual(counts, ['missing', 'invalid', 'expired']);
+  });
+});
