@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -341,6 +341,39 @@ describe('helm chart: lint, render, server-side dry run', () => {
     for (const [args, message] of cases) {
       await assert.rejects(tools.template('platform', namespace, args), message, args.join(' '));
     }
+  });
+
+  test('an unknown key under config, at any depth, fails helm lint and helm template', async () => {
+    // A typo in a values file: before the config schema was closed, helm accepted it and the server
+    // silently ran with the default.
+    const typo = path.join(tools.dir, 'typo-values.yaml');
+    writeFileSync(typo, 'config:\n  auth:\n    lockout:\n      maxTries: 3\n');
+    await assert.rejects(tools.helm(['lint', '--strict', chartDir, '-f', typo]), (err: unknown) => {
+      assert.ok(err instanceof Error);
+      assert.match(err.message, /1 chart\(s\) linted, 1 chart\(s\) failed/);
+      assert.match(
+        err.message,
+        /\[ERROR\] values\.yaml: - at '\/config\/auth\/lockout': additional properties 'maxTries' not allowed/,
+      );
+      return true;
+    });
+    const cases: [string, RegExp][] = [
+      ['config.platfromName=acme', /at '\/config': additional properties 'platfromName' not allowed/],
+      ['config.http.prot=8080', /at '\/config\/http': additional properties 'prot' not allowed/],
+      ['config.logging.tls.caFiel=/ca.crt', /at '\/config\/logging\/tls': additional properties 'caFiel'/],
+    ];
+    for (const [set, message] of cases) {
+      await assert.rejects(tools.template('platform', namespace, ['--set', set]), message, set);
+    }
+    // The same keys spelt right pass (the schema is closed, not wrong).
+    await tools.template('platform', namespace, [
+      '--set',
+      'config.platformName=acme',
+      '--set',
+      'config.auth.lockout.maxFailures=3',
+      '--set',
+      'config.logging.tls.caFile=/ca.crt',
+    ]);
   });
 
   test("the custom resources' API group follows config.platformName", async () => {

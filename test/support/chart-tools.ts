@@ -138,7 +138,8 @@ async function run(binary: string, args: string[], env: NodeJS.ProcessEnv): Prom
   } catch (err) {
     const { stderr, stdout } = err as { stderr?: string; stdout?: string };
     throw new Error(
-      `${path.basename(binary)} ${args.join(' ')} failed: ${(stderr || stdout || (err as Error).message).trim()}`,
+      // helm lint reports what failed on stdout and only a summary on stderr: keep both.
+      `${path.basename(binary)} ${args.join(' ')} failed: ${([stderr, stdout].filter(Boolean).join('\n') || (err as Error).message).trim()}`,
       { cause: err },
     );
   }
