@@ -310,7 +310,8 @@ export function runServerToExit(args: string[]): Promise<{ code: number | null; 
     });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    // A deadline, not a timing check: a cold start on a loaded machine takes well over 10 s.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stderr });
