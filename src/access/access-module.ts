@@ -12,18 +12,17 @@ export const accessModule: Module<never> = {
   provides: [accessReviewerRef],
   register(ctx) {
     const config = ctx.get(configRef).authz;
-    ctx.provide(
-      accessReviewerRef,
-      new AccessReviewer({
-        review: subjectAccessReview(ctx.get(kubeConfigRef), config.reviewTimeoutSeconds * 1000),
-        allowedTtlMs: config.allowedTtlSeconds * 1000,
-        deniedTtlMs: config.deniedTtlSeconds * 1000,
-        staleIfErrorMs: config.staleIfErrorSeconds * 1000,
-        maxEntries: config.cacheEntries,
-        registry: ctx.get(registryRef),
-        logger: ctx.get(loggerRef),
-      }),
-    );
-    return {};
+    const reviewer = new AccessReviewer({
+      review: subjectAccessReview(ctx.get(kubeConfigRef), config.reviewTimeoutSeconds * 1000),
+      allowedTtlMs: config.allowedTtlSeconds * 1000,
+      deniedTtlMs: config.deniedTtlSeconds * 1000,
+      staleIfErrorMs: config.staleIfErrorSeconds * 1000,
+      maxEntries: config.cacheEntries,
+      registry: ctx.get(registryRef),
+      logger: ctx.get(loggerRef),
+    });
+    ctx.provide(accessReviewerRef, reviewer);
+    // Passing while reviews fail (within or beyond the staleness bound): see ReviewHealth for why.
+    return { readiness: { 'authz-reviews': () => reviewer.readiness() } };
   },
 };

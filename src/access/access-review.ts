@@ -5,6 +5,7 @@ import { kubeRequest } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import { counter, gauge, histogram } from '../observability/metrics.ts';
+import { ReviewHealth, type ReviewHealthReport } from './review-health.ts';
 import { TtlCache } from './ttl-cache.ts';
 
 /** What is being asked, in the terms of a SubjectAccessReview's resourceAttributes. */
@@ -31,6 +32,16 @@ export type DecisionSource = 'cache' | 'apiserver' | 'stale';
 
 export interface Decision extends ReviewAnswer {
   source: DecisionSource;
+  /** Whole seconds since the answer was given by the authority (0 unless `source` is 'stale'). */
+  ageSeconds: number;
+}
+
+/** Says how old a stale authorization answer is, on responses that relied on one. */
+export const AUTHZ_STALE_HEADER = 'X-Authorization-Stale-Seconds';
+
+/** A review's outcome, wrapped so that a pending promise can be told apart from a timer. */
+interface Pending {
+  answer: ReviewAnswer;
 }
 
 export interface AccessReviewerOptions {
@@ -44,6 +55,11 @@ export interface AccessReviewerOptions {
    * kube-apiserver is down nobody can change RBAC through it, so the last answer is still the best one.
    */
   staleIfErrorMs: number;
+  /**
+   * How long a request with an expired (but still usable) cached answer waits for the review that
+   * refreshes it before it is served the cached answer. Not waited at all while reviews are failing.
+   */
+  revalidateWaitMs?: number;
   maxEntries: number;
   registry: Registry;
   logger: Logger;
@@ -51,20 +67,33 @@ export interface AccessReviewerOptions {
 }
 
 /**
+ * A healthy kube-apiserver answers a SubjectAccessReview in milliseconds; one that has not answered
+ * within this is treated as not answering for requests that have a usable cached answer.
+ */
+export const DEFAULT_REVALIDATE_WAIT_MS = 250;
+
+/**
  * "May this identity do this?", decided by Kubernetes RBAC through SubjectAccessReviews, with answers
  * cached briefly in a bounded cache and concurrent identical questions asked only once.
  */
 export class AccessReviewer {
-  readonly #options: AccessReviewerOptions;
+  readonly #options: AccessReviewerOptions & { revalidateWaitMs: number };
+  readonly #health: ReviewHealth;
   readonly #cache: TtlCache<ReviewAnswer>;
-  readonly #inFlight = new Map<string, Promise<ReviewAnswer>>();
+  readonly #inFlight = new Map<string, { promise: Promise<Pending>; startedAtMs: number }>();
   readonly #nowMs: () => number;
   readonly #checks: Counter<'verb' | 'resource' | 'decision' | 'source'>;
   readonly #reviewSeconds: Histogram<'outcome'>;
 
   constructor(options: AccessReviewerOptions) {
-    this.#options = options;
+    this.#options = { revalidateWaitMs: DEFAULT_REVALIDATE_WAIT_MS, ...options };
     this.#nowMs = options.nowMs ?? Date.now;
+    this.#health = new ReviewHealth({
+      registry: options.registry,
+      logger: options.logger,
+      nowMs: this.#nowMs,
+      maxServedAgeMs: Math.max(options.allowedTtlMs, options.deniedTtlMs) + options.staleIfErrorMs,
+    });
     this.#cache = new TtlCache({ maxEntries: options.maxEntries, nowMs: this.#nowMs });
     this.#checks = counter(options.registry, {
       name: 'platform_authz_checks_total',
@@ -85,41 +114,62 @@ export class AccessReviewer {
     });
   }
 
-  /** The decision for this identity and these attributes. Throws when no answer can be had. */
+  /**
+   * The decision for this identity and these attributes. Throws when no answer can be had.
+   *
+   * A fresh cached answer is served as it is. An expired one that is still young enough (its TTL plus
+   * `staleIfErrorMs`) is revalidated by one review per question (single-flight): a request waits for it
+   * at most `revalidateWaitMs`, and not at all while reviews are known to be failing; meanwhile it gets
+   * the cached answer (`source: 'stale'`), and the review's answer, when it comes, is stored for the
+   * next request. Without a young-enough answer the request waits for the review (up to its timeout).
+   */
   async check(identity: Identity, attributes: ResourceAttributes): Promise<Decision> {
     const key = cacheKey(identity, attributes);
     const cached = this.#cache.get(key);
-    if (cached?.fresh) return this.#count(attributes, { ...cached.value, source: 'cache' });
+    const now = this.#nowMs();
+    if (cached?.fresh) return this.#count(attributes, { ...cached.value, source: 'cache', ageSeconds: 0 });
 
-    let answer: ReviewAnswer;
-    try {
-      answer = await this.#askOnce(key, identity, attributes);
-    } catch (err) {
-      if (
-        cached &&
-        this.#nowMs() - cached.storedAtMs <= this.#ttlMs(cached.value) + this.#options.staleIfErrorMs
-      ) {
-        this.#options.logger.warn('authorization check failed, using the last answer', {
-          user: identity.username,
+    const usable =
+      cached && now - cached.storedAtMs <= this.#ttlMs(cached.value) + this.#options.staleIfErrorMs
+        ? cached
+        : undefined;
+    const review = this.#askOnce(key, identity, attributes);
+    if (!usable) {
+      let answer: ReviewAnswer;
+      try {
+        answer = (await review).answer;
+      } catch (err) {
+        this.#checks.inc({
           verb: attributes.verb,
           resource: attributes.resource,
-          error: (err as Error).message,
+          decision: 'error',
+          source: 'apiserver',
         });
-        return this.#count(attributes, { ...cached.value, source: 'stale' });
+        throw err;
       }
-      this.#checks.inc({
-        verb: attributes.verb,
-        resource: attributes.resource,
-        decision: 'error',
-        source: 'apiserver',
-      });
-      throw err;
+      return this.#count(attributes, { ...answer, source: 'apiserver', ageSeconds: 0 });
     }
-    return this.#count(attributes, { ...answer, source: 'apiserver' });
+
+    if (!this.#health.unreachable) {
+      const answer = await this.#within(key, review, this.#options.revalidateWaitMs);
+      if (answer) return this.#count(attributes, { ...answer, source: 'apiserver', ageSeconds: 0 });
+    }
+    const ageMs = this.#nowMs() - usable.storedAtMs;
+    this.#health.servedStale(ageMs);
+    return this.#count(attributes, {
+      ...usable.value,
+      source: 'stale',
+      ageSeconds: Math.floor(ageMs / 1000),
+    });
+  }
+
+  /** The readiness line for `/readyz?verbose`: passing, with the outage described while reviews fail. */
+  readiness(): ReviewHealthReport {
+    return this.#health.report();
   }
 
   /** Resolves when allowed; otherwise throws the ApiError to answer with (403, or 503 when undecidable). */
-  async authorize(identity: Identity, attributes: ResourceAttributes): Promise<void> {
+  async authorize(identity: Identity, attributes: ResourceAttributes): Promise<Decision> {
     let decision: Decision;
     try {
       decision = await this.check(identity, attributes);
@@ -135,30 +185,67 @@ export class AccessReviewer {
       });
     }
     if (!decision.allowed) throw forbidden(identity, attributes);
+    return decision;
   }
 
   #ttlMs(answer: ReviewAnswer): number {
     return answer.allowed ? this.#options.allowedTtlMs : this.#options.deniedTtlMs;
   }
 
-  #askOnce(key: string, identity: Identity, attributes: ResourceAttributes): Promise<ReviewAnswer> {
+  /**
+   * The review's answer if it comes within `waitMs`; undefined when it fails or is still pending (it
+   * goes on in the background and stores its answer; a hang marks the authority unreachable).
+   */
+  async #within(key: string, review: Promise<Pending>, waitMs: number): Promise<ReviewAnswer | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), waitMs);
+      timer.unref();
+    });
+    try {
+      const outcome = await Promise.race([review, timedOut]);
+      if (outcome !== 'timeout') return outcome.answer;
+      const flight = this.#inFlight.get(key);
+      if (flight) this.#health.hanging(flight.startedAtMs);
+      return undefined;
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One review per question at a time; its answer is stored in the cache, its outcome in the health. */
+  #askOnce(key: string, identity: Identity, attributes: ResourceAttributes): Promise<Pending> {
     const pending = this.#inFlight.get(key);
-    if (pending) return pending;
+    if (pending) return pending.promise;
+    const startedAtMs = this.#nowMs();
     const startedAt = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
     const asking = this.#options
       .review(identity, attributes)
-      .then((answer) => {
+      .then((answer): Pending => {
         this.#reviewSeconds.observe({ outcome: 'answered' }, seconds());
         this.#cache.set(key, answer, this.#ttlMs(answer));
-        return answer;
+        this.#health.answered();
+        return { answer };
       })
       .catch((err: unknown) => {
         this.#reviewSeconds.observe({ outcome: 'error' }, seconds());
-        throw err;
+        const error = err instanceof Error ? err : new Error(String(err));
+        this.#health.failed(error, startedAtMs);
+        this.#options.logger.warn('SubjectAccessReview failed', {
+          user: identity.username,
+          verb: attributes.verb,
+          resource: attributes.resource,
+          error: error.message,
+        });
+        throw error;
       })
       .finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, asking);
+    // A background refresh nobody waits for must not become an unhandled rejection.
+    asking.catch(() => undefined);
+    this.#inFlight.set(key, { promise: asking, startedAtMs });
     return asking;
   }
 

@@ -22,7 +22,9 @@ export function healthRoutes(readiness: Readiness, version: VersionInfo): Router
       .type('text/plain')
       .set('Cache-Control', 'no-store');
     if (req.query['verbose'] !== undefined) {
-      const lines = report.checks.map((c) => `[${c.ok ? '+' : '-'}]${c.name} ${c.ok ? 'ok' : 'failed'}`);
+      const lines = report.checks.map(
+        (c) => `[${c.ok ? '+' : '-'}]${c.name} ${c.ok ? 'ok' : 'failed'}${c.detail ? `: ${c.detail}` : ''}`,
+      );
       res.send(`${lines.join('\n')}\nreadyz check ${report.ready ? 'passed' : 'failed'}\n`);
     } else {
       res.send(report.ready ? 'ok' : 'not ready');

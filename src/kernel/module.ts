@@ -1,3 +1,5 @@
+import type { ReadinessCheck } from './readiness.ts';
+
 /**
  * The contract every feature implements to plug into the server. A module declares the services it
  * needs and the ones it offers; the lifecycle (lifecycle.ts) registers modules in dependency order,
@@ -31,7 +33,7 @@ export interface Contribution<Edge> {
   /** Routes, OpenAPI fragment and the like, handed to the transport as they are. */
   edge?: Edge;
   /** Named checks; the process is ready when all pass (e.g. a cache's first sync). */
-  readiness?: Readonly<Record<string, () => boolean>>;
+  readiness?: Readonly<Record<string, ReadinessCheck>>;
   /** Starts background work (watches, timers). */
   start?(): void | Promise<void>;
   /** Stops it; called in reverse order of start when the process drains. */

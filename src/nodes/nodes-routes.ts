@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Identity } from '../kernel/identity.ts';
 import { identityOf } from '../http/request-context.ts';
-import type { ResourceAttributes } from '../access/access-review.ts';
+import { AUTHZ_STALE_HEADER, type Decision, type ResourceAttributes } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import { counter } from '../observability/metrics.ts';
 import { parseListQuery } from '../list-query/list-query.ts';
@@ -22,7 +22,12 @@ import {
 export const STALE_HEADER = 'X-Cache-Stale-Seconds';
 
 export interface Authorizer {
-  authorize(identity: Identity, attributes: ResourceAttributes): Promise<void>;
+  authorize(identity: Identity, attributes: ResourceAttributes): Promise<Decision>;
+}
+
+/** Says how old the authorization answer is when a cached one was used past its TTL (reviews failing). */
+function setAuthzAge(res: Response, decision: Decision): void {
+  if (decision.source === 'stale') res.setHeader(AUTHZ_STALE_HEADER, String(decision.ageSeconds));
 }
 
 export interface NodesRoutesOptions {
@@ -87,7 +92,10 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const router = Router();
 
   router.get(`${base}/nodes`, async (req: Request, res: Response) => {
-    await authorizer.authorize(identityOf(req), { verb: 'list', group: '', resource: 'nodes' });
+    setAuthzAge(
+      res,
+      await authorizer.authorize(identityOf(req), { verb: 'list', group: '', resource: 'nodes' }),
+    );
     const query = parseListQuery(req.query, { statuses: NODE_STATUSES });
     prepare(res);
     const stateTag = nodes.stateTag;
@@ -107,7 +115,10 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
 
   router.get(`${base}/nodes/:name`, async (req: Request<{ name: string }>, res: Response) => {
     const { name } = req.params;
-    await authorizer.authorize(identityOf(req), { verb: 'get', group: '', resource: 'nodes', name });
+    setAuthzAge(
+      res,
+      await authorizer.authorize(identityOf(req), { verb: 'get', group: '', resource: 'nodes', name }),
+    );
     prepare(res);
     const entry = nodes.index.get(name);
     if (!entry) {

@@ -29,6 +29,8 @@ export interface NodesServerOptions {
   platformName?: string;
   allowedTtlMs?: number;
   deniedTtlMs?: number;
+  staleIfErrorMs?: number;
+  reviewTimeoutMs?: number;
   gzipMinBytes?: number;
   /** Defaults to a silent one (or debug on stderr with NODES_TEST_LOG=1). */
   logger?: Logger;
@@ -66,14 +68,15 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
   });
   readiness.register('nodes-cache', () => cache.synced);
   const authorizer = new AccessReviewer({
-    review: subjectAccessReview(kc, 5000),
+    review: subjectAccessReview(kc, options.reviewTimeoutMs ?? 5000),
     allowedTtlMs: options.allowedTtlMs ?? 10_000,
     deniedTtlMs: options.deniedTtlMs ?? 500,
-    staleIfErrorMs: 300_000,
+    staleIfErrorMs: options.staleIfErrorMs ?? 300_000,
     maxEntries: 1000,
     registry,
     logger,
   });
+  readiness.register('authz-reviews', () => authorizer.readiness());
   const platformName = options.platformName ?? 'platform';
   const app = createApp({
     logger,

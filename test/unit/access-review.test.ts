@@ -51,6 +51,7 @@ function reviewer(
     allowedTtlMs: 10_000,
     deniedTtlMs: 2_000,
     staleIfErrorMs: 60_000,
+    revalidateWaitMs: 50,
     maxEntries: 3,
     registry,
     logger: silent,
@@ -81,9 +82,9 @@ describe('access reviewer', () => {
     auth.state.allowed.add('alice:list');
     const clock = { now: 0 };
     const r = reviewer(auth.review, clock);
-    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'apiserver' });
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'apiserver', ageSeconds: 0 });
     clock.now = 9_999;
-    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'cache' });
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'cache', ageSeconds: 0 });
     assert.equal(auth.state.calls, 1);
     clock.now = 10_000;
     assert.equal((await r.check(alice, listNodes)).source, 'apiserver');
@@ -145,7 +146,7 @@ describe('access reviewer', () => {
     await r.check(alice, listNodes);
     auth.state.down = true;
     clock.now = 30_000;
-    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'stale' });
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'stale', ageSeconds: 30 });
     clock.now = 70_001;
     await assert.rejects(r.authorize(alice, listNodes), (err: unknown) => {
       assert.ok(err instanceof HttpError);
@@ -156,6 +157,86 @@ describe('access reviewer', () => {
     const metrics = await registry.getSingleMetricAsString('platform_authz_checks_total');
     assert.match(metrics, /decision="allowed",source="stale"\} 1/);
     assert.match(metrics, /decision="error",source="apiserver"\} 2/);
+  });
+
+  test('stalled authority: expired answers served at once, one background review per question, its answer stored', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const clock = { now: 0 };
+    const registry = new Registry();
+    const r = reviewer(auth.review, clock, registry);
+    await r.check(alice, listNodes);
+    assert.deepEqual(r.readiness(), { ok: true });
+
+    auth.hold(); // the kube-apiserver stops answering (SIGSTOP): reviews hang
+    clock.now = 12_000;
+    // The first request waits at most the revalidation wait (50 ms here), then gets the cached answer.
+    const first = await r.check(alice, listNodes);
+    assert.deepEqual(first, { allowed: true, source: 'stale', ageSeconds: 12 });
+    assert.equal(auth.state.calls, 2);
+    // Known unreachable now: later requests do not wait, and do not start a second review.
+    const more = await Promise.all(Array.from({ length: 20 }, () => r.check(alice, listNodes)));
+    assert.ok(more.every((d) => d.source === 'stale' && d.allowed));
+    assert.equal(auth.state.calls, 2, 'one review in flight for the question');
+
+    const report = r.readiness();
+    assert.equal(report.ok, true, 'stays ready: every replica shares the kube-apiserver');
+    assert.match(
+      report.detail ?? '',
+      /SubjectAccessReviews failing for 0s; serving cached answers \(oldest served 12s, limit 70s/,
+    );
+    clock.now = 15_000;
+    await r.check(alice, listNodes);
+    const metrics = await registry.metrics();
+    assert.match(metrics, /platform_authz_unreachable_seconds 3/);
+    assert.match(metrics, /platform_authz_stale_answer_age_seconds 15/);
+
+    // The authority answers: the held review's answer is stored and served fresh, the outage is over.
+    auth.state.release!();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: true, source: 'cache', ageSeconds: 0 });
+    assert.equal(auth.state.calls, 2);
+    assert.deepEqual(r.readiness(), { ok: true });
+    const after = await registry.metrics();
+    assert.match(after, /platform_authz_unreachable_seconds 0/);
+    assert.match(after, /platform_authz_stale_answer_age_seconds 0/);
+  });
+
+  test('failing authority: each failure counted; past TTL + staleIfError the answer is refused with 503', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const clock = { now: 0 };
+    const registry = new Registry();
+    const r = reviewer(auth.review, clock, registry);
+    await r.check(alice, listNodes);
+    auth.state.down = true;
+    clock.now = 20_000;
+    assert.equal((await r.check(alice, listNodes)).source, 'stale');
+    assert.equal((await r.check(alice, listNodes)).source, 'stale');
+    assert.match(await registry.metrics(), /platform_authz_review_failures_total 2/);
+    clock.now = 70_000; // exactly TTL + staleIfError: still served
+    assert.equal((await r.authorize(alice, listNodes)).ageSeconds, 70);
+    clock.now = 70_001;
+    await assert.rejects(r.authorize(alice, listNodes), (err: unknown) => {
+      assert.ok(err instanceof HttpError);
+      assert.equal(err.statusCode, 503);
+      assert.equal(err.retryAfterSeconds, 1);
+      return true;
+    });
+    auth.state.down = false;
+    assert.equal((await r.check(alice, listNodes)).source, 'apiserver');
+    assert.deepEqual(r.readiness(), { ok: true });
+  });
+
+  test('healthy authority: an expired answer is revalidated before it is served', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const clock = { now: 0 };
+    const r = reviewer(auth.review, clock);
+    await r.check(alice, listNodes);
+    auth.state.allowed.delete('alice:list'); // the binding is removed
+    clock.now = 10_000;
+    assert.deepEqual(await r.check(alice, listNodes), { allowed: false, source: 'apiserver', ageSeconds: 0 });
   });
 
   test('forbidden messages follow the kube-apiserver wording', () => {
