@@ -22,6 +22,7 @@ export interface Parameter {
   required?: boolean;
   allowEmptyValue?: boolean;
   schema: Schema;
+  examples?: Record<string, { summary?: string; value: unknown }>;
 }
 export interface Response {
   description: string;

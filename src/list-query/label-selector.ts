@@ -309,3 +309,21 @@ export function parseLabelSelector(text: string): LabelSelector {
 
 /** Matches everything. */
 export const EVERYTHING = new LabelSelector([]);
+
+// ---------------------------------------------------------------------------------------------
+// The same grammar as one regular expression, for the OpenAPI document (clients can check a selector
+// before sending it). test/unit/label-selector.test.ts checks that it accepts exactly what the parser does.
+
+const SPACE = '[ \\t\\r\\n]*';
+const NAME_PART = '[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?';
+const DNS_LABEL_PART = '[a-z0-9](?:[-a-z0-9]*[a-z0-9])?';
+// The lookahead bounds the prefix to 253 characters (it holds only these characters up to the "/").
+const KEY_PART = `(?:(?=[-a-z0-9.]{1,253}/)${DNS_LABEL_PART}(?:\\.${DNS_LABEL_PART})*/)?${NAME_PART}`;
+const VALUE_PART = `(?:${NAME_PART})?`;
+const SET_PART = `\\(${SPACE}${VALUE_PART}${SPACE}(?:,${SPACE}${VALUE_PART}${SPACE})*\\)`;
+const REQUIREMENT_PART =
+  `(?:!${SPACE}${KEY_PART}|${KEY_PART}(?:${SPACE}(?:==?|!=)${SPACE}${VALUE_PART}` +
+  `|${SPACE}[<>]${SPACE}[0-9]{1,63}|[ \\t\\r\\n]+(?:in|notin)${SPACE}${SET_PART})?)`;
+
+/** ECMA-262 pattern matching exactly the selectors `parseLabelSelector` accepts. */
+export const LABEL_SELECTOR_PATTERN = `^${SPACE}(?:${REQUIREMENT_PART}(?:${SPACE},${SPACE}${REQUIREMENT_PART})*)?${SPACE}$`;

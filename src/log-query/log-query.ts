@@ -55,10 +55,10 @@ export const MAX_SIZE = 1000;
 export const MAX_RESULT_WINDOW = 10_000;
 export const MAX_LIST_ITEMS = 100;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
-interface ListRule {
+export interface ListRule {
   field: keyof Pick<
     LogFilter,
     | 'namespaces'
@@ -76,7 +76,8 @@ interface ListRule {
   maxLength: number;
 }
 
-const LIST_PARAMETERS: Record<string, ListRule> = {
+/** The list parameters and what each value must be; the OpenAPI document (logs-api.ts) is derived from it. */
+export const LIST_PARAMETERS: Readonly<Record<string, ListRule>> = {
   namespaces: { field: 'namespaces', pattern: { regex: DNS_LABEL, what: 'a namespace name' }, maxLength: 63 },
   namespace_query: { field: 'namespaceQuery', maxLength: 253 },
   workloads: {

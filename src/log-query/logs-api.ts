@@ -9,19 +9,43 @@ import {
   type Parameter,
 } from '../http/openapi-components.ts';
 import { DEFAULT_INTERVAL, MAX_BUCKETS } from './histogram-interval.ts';
-import { DEFAULT_SIZE, MAX_LIST_ITEMS, MAX_RESULT_WINDOW, MAX_SIZE } from './log-query.ts';
+import {
+  DEFAULT_SIZE,
+  DNS_SUBDOMAIN,
+  LIST_PARAMETERS,
+  MAX_LIST_ITEMS,
+  MAX_RESULT_WINDOW,
+  MAX_SIZE,
+} from './log-query.ts';
 import { MAX_UNIX_SECONDS } from './unix-seconds.ts';
 
 const retryAfter = {
   'Retry-After': { description: 'Seconds.', schema: { type: 'string', pattern: '^\\d+$' } },
 };
 
-const list = (name: string, description: string): Parameter => ({
-  name,
-  in: 'query',
-  description: `${description} Comma-separated, at most ${MAX_LIST_ITEMS} values, ORed; different parameters are ANDed.`,
-  schema: { type: 'string' },
-});
+/**
+ * A comma-separated list parameter, described as parseLogQuery enforces it: values trimmed, empty and
+ * repeated ones dropped, at most MAX_LIST_ITEMS left, each within its rule's length and (exact names) pattern.
+ */
+const list = (name: string, description: string): Parameter => {
+  const rule = LIST_PARAMETERS[name]!;
+  const each = rule.pattern
+    ? `each ${rule.pattern.what}: lowercase letters, digits and \`-\`${rule.pattern.regex === DNS_SUBDOMAIN ? ' and `.`' : ''}, starting and ending with a letter or digit, at most ${rule.maxLength} characters`
+    : `each at most ${rule.maxLength} characters`;
+  // Exact names: the whole list as a pattern (values may be padded with spaces and empty).
+  const item = rule.pattern ? rule.pattern.regex.source.replace(/^\^|\$$/g, '') : undefined;
+  return {
+    name,
+    in: 'query',
+    description:
+      `${description} Comma-separated, ORed; different parameters are ANDed. Values are trimmed, empty and repeated ones ` +
+      `dropped; at most ${MAX_LIST_ITEMS} values, ${each}. Otherwise a 400 naming the parameter.`,
+    schema: {
+      type: 'string',
+      ...(item ? { pattern: `^\\s*(?:${item})?\\s*(?:,\\s*(?:${item})?\\s*)*$` } : {}),
+    },
+  };
+};
 
 const unixSeconds = (name: string, description: string): Parameter => ({
   name,

@@ -9,6 +9,7 @@ import {
   type ApiDescription,
   type Parameter,
 } from '../http/openapi-components.ts';
+import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
 
 const bearerChallenge = {
   'WWW-Authenticate': {
@@ -51,19 +52,23 @@ const ifNoneMatch: Parameter = {
   schema: { type: 'string' },
 };
 
+/** `page` and `limit` are at most 15 digits (list-query.ts). */
+const MAX_PAGE_NUMBER = 999_999_999_999_999;
+
 /** Every known parameter may be given once; a malformed value is a 400 naming it. Unknown ones are ignored. */
 const listParameters: Parameter[] = [
   {
     name: 'page',
     in: 'query',
-    description: '1-based page number; ignored without `limit`.',
-    schema: { type: 'integer', minimum: 1, default: 1 },
+    description: '1-based page number (at most 15 digits); ignored without `limit`.',
+    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
   },
   {
     name: 'limit',
     in: 'query',
-    description: 'Page size; default and `-1`: all items. `0` and other negatives are rejected.',
-    schema: { type: 'integer', minimum: -1, not: { const: 0 } },
+    description:
+      'Page size (at most 15 digits); default and `-1`: all items. `0` and other negatives are rejected.',
+    schema: { type: 'integer', minimum: -1, maximum: MAX_PAGE_NUMBER, not: { const: 0 } },
   },
   {
     name: 'sortBy',
@@ -94,8 +99,19 @@ const listParameters: Parameter[] = [
   {
     name: 'labelSelector',
     in: 'query',
-    description: 'Kubernetes label selector (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`, `>`, `<`).',
-    schema: { type: 'string' },
+    description:
+      'Kubernetes label selector, as the kube-apiserver parses it: comma-separated requirements, all of which must hold — ' +
+      '`key` (exists), `!key` (absent), `key=v` / `key==v`, `key!=v` (absent or other value), `key in (a,b)`, ' +
+      '`key notin (a,b)`, `key>n`, `key<n` (integer value). Keys are qualified names (optional lowercase DNS-subdomain ' +
+      'prefix up to 253 characters and `/`, then up to 63 alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric); ' +
+      'values are empty or up to 63 such characters; `key=` is the empty value, `key in ()` the set of the empty value. ' +
+      'Spaces, tabs and newlines may surround tokens. Anything else is a 400 naming `labelSelector`.',
+    schema: { type: 'string', pattern: LABEL_SELECTOR_PATTERN },
+    examples: {
+      role: { value: 'node-role.kubernetes.io/worker' },
+      zones: { value: 'topology.kubernetes.io/zone in (a, b), !example.com/draining' },
+      capacity: { value: 'tier!=gold,slots>3' },
+    },
   },
   {
     name: 'status',

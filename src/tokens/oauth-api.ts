@@ -53,9 +53,12 @@ const discovery = (operationId: string, summary: string): Operation => ({
   responses: { '200': jsonResponse('Server metadata.', schemaRef('AuthorizationServerMetadata'), cachable) },
 });
 
+/** An empty form field counts as absent (RFC 6749 §3.1), so a present one is at least one character. */
+const PRESENT = { minLength: 1 } as const;
+
 const clientFields: Record<string, Schema> = {
-  client_id: { type: 'string', description: 'With client_secret, unless HTTP Basic is used.' },
-  client_secret: { type: 'string', format: 'password' },
+  client_id: { type: 'string', ...PRESENT, description: 'With client_secret, unless HTTP Basic is used.' },
+  client_secret: { type: 'string', ...PRESENT, format: 'password' },
 };
 
 /**
@@ -73,11 +76,22 @@ export function oauthApi(): ApiDescription {
         required: ['grant_type'],
         properties: {
           grant_type: { type: 'string', enum: ['password', 'refresh_token'] },
-          username: { type: 'string', description: 'password grant: user name or email' },
-          password: { type: 'string', format: 'password', description: 'password grant' },
-          refresh_token: { type: 'string', description: 'refresh_token grant' },
+          username: { type: 'string', ...PRESENT, description: 'password grant: user name or email' },
+          password: { type: 'string', ...PRESENT, format: 'password', description: 'password grant' },
+          refresh_token: { type: 'string', ...PRESENT, description: 'refresh_token grant' },
           ...clientFields,
         },
+        // What each grant requires; a missing one is `invalid_request` naming it.
+        allOf: [
+          {
+            if: { properties: { grant_type: { const: 'password' } }, required: ['grant_type'] },
+            then: { required: ['username', 'password'] },
+          },
+          {
+            if: { properties: { grant_type: { const: 'refresh_token' } }, required: ['grant_type'] },
+            then: { required: ['refresh_token'] },
+          },
+        ],
       },
       TokenResponse: {
         type: 'object',
@@ -96,8 +110,17 @@ export function oauthApi(): ApiDescription {
         type: 'object',
         required: ['token'],
         properties: {
-          token: { type: 'string', description: 'An access or refresh token; its whole session ends.' },
-          token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] },
+          token: {
+            type: 'string',
+            ...PRESENT,
+            description: 'An access or refresh token; its whole session ends.',
+          },
+          token_type_hint: {
+            type: 'string',
+            description:
+              '`access_token` or `refresh_token` (RFC 7009): which kind is looked up first; any other value is ignored.',
+            examples: ['access_token', 'refresh_token'],
+          },
           ...clientFields,
         },
       },

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LabelSelectorError, parseLabelSelector } from '../../src/list-query/label-selector.ts';
+import {
+  LABEL_SELECTOR_PATTERN,
+  LabelSelectorError,
+  parseLabelSelector,
+} from '../../src/list-query/label-selector.ts';
 
 const worker = { 'node-role.kubernetes.io/worker': '', zone: 'a', tier: 'gold', slots: '12' };
 const master = { 'node-role.kubernetes.io/control-plane': '', zone: 'b', slots: '3' };
@@ -133,5 +137,103 @@ describe('label selector: matching', () => {
     assert.equal(selects('zone=a,tier=gold', worker), true);
     assert.equal(selects('zone=a,tier=silver', worker), false);
     assert.equal(selects('zone=a,zone=b', worker), false);
+  });
+});
+
+describe('label selector: the OpenAPI pattern', () => {
+  // As a JSON Schema validator compiles `pattern`: an ECMA-262 regular expression in unicode mode.
+  const pattern = new RegExp(LABEL_SELECTOR_PATTERN, 'u');
+  const parses = (text: string) => {
+    try {
+      parseLabelSelector(text);
+      return true;
+    } catch (err) {
+      if (err instanceof LabelSelectorError) return false;
+      throw err;
+    }
+  };
+
+  test('accepts and refuses what the parser does: hand-picked corner cases', () => {
+    const cases = [
+      '',
+      '  ',
+      'a',
+      '!a',
+      '! a',
+      'a=',
+      'a = b',
+      'a==b',
+      'a!=b',
+      'a in ()',
+      'a in (,)',
+      'a in(b, ,c)',
+      'a notin (b)',
+      'ain (b)',
+      'a in b',
+      'a>5',
+      'a > 05',
+      'a>-5',
+      'a>',
+      'a<b',
+      'in=notin',
+      'k8s.io/a=b',
+      'K8s.io/a=b',
+      '/a',
+      'a/b/c',
+      `${'p'.repeat(253)}/a`,
+      `${'p'.repeat(254)}/a`,
+      `a=${'v'.repeat(63)}`,
+      `a=${'v'.repeat(64)}`,
+      'a,',
+      ',a',
+      'a,,b',
+      'a b',
+      'a=b c',
+      '!a=b',
+      'a=-b',
+      'a=b_',
+      'a=b\u00a0',
+      'a\tin\n(b)',
+      'node-role.kubernetes.io/worker, zone in (a, b), tier!=gold, slots>3',
+    ];
+    for (const text of cases) assert.equal(pattern.test(text), parses(text), JSON.stringify(text));
+  });
+
+  test('accepts and refuses what the parser does: 20 000 random strings of selector tokens', () => {
+    const pieces = [
+      'a',
+      'b.c',
+      'k8s.io/',
+      'X',
+      '-',
+      '_',
+      '5',
+      'in',
+      'notin',
+      ' ',
+      ',',
+      '!',
+      '=',
+      '==',
+      '!=',
+      '(',
+      ')',
+      '>',
+      '<',
+      '/',
+    ];
+    // A fixed linear congruential sequence: the same strings on every run.
+    let seed = 42;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    let accepted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let text = '';
+      const length = 1 + (next() % 9);
+      for (let j = 0; j < length; j++) text += pieces[next() % pieces.length];
+      const expected = parses(text);
+      if (expected) accepted++;
+      assert.equal(pattern.test(text), expected, JSON.stringify(text));
+    }
+    assert.ok(accepted > 1000, `${accepted} valid selectors among the random strings`);
   });
 });
