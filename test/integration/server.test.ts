@@ -41,6 +41,7 @@ describe('server process against the real kube-apiserver', () => {
     );
     const verbose = await (await fetch(`${server.url}/readyz?verbose`)).text();
     assert.match(verbose, /\[\+\]kube-apiserver ok/);
+    assert.match(verbose, /\[\+\]authz-reviews ok\n/, 'the access module reports its reviews');
     assert.match(verbose, /readyz check passed/);
   });
 
