@@ -22,6 +22,8 @@ export interface StreamingOptions {
   duration: Histogram<UpstreamLabel>;
   logger: Logger;
   writeError: ErrorWriter;
+  /** More http-proxy plugins (stream tracking). */
+  plugins?: Plugin[];
 }
 
 /** Forwards shaped, impersonated requests and upgrades to the kube-apiserver and streams the answers back. */
@@ -104,7 +106,7 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     secure: options.upstream.verifyTls,
     xfwd: false,
     ejectPlugins: true,
-    plugins: [events],
+    plugins: [events, ...(options.plugins ?? [])],
   });
 
   return {

@@ -3,6 +3,7 @@ import { ConfigError, type AuthConfig } from '../config/config.ts';
 import { BearerDoor } from '../http/bearer-door.ts';
 import { bearerDoorRef, type FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
+import { sessionSignalsRef } from '../kernel/session-signals.ts';
 import { AccessTokenAuthenticator, BearerError } from './access-token-authenticator.ts';
 import { AddressLimiter } from './address-limiter.ts';
 import { createAuthMetrics } from './auth-metrics.ts';
@@ -15,6 +16,7 @@ import { oauthRoutes } from './oauth-routes.ts';
 import { OAuthService } from './oauth-service.ts';
 import { PasswordVerifier } from './passwords.ts';
 import { SessionStore } from './session-store.ts';
+import { sessionSignals } from './session-signals.ts';
 import { ephemeralKeySet, KeyError, loadKeySet, type KeySet } from './signing-keys.ts';
 import { TokenService } from './tokens.ts';
 import { UserStore } from './user-store.ts';
@@ -26,7 +28,7 @@ import { UserStore } from './user-store.ts';
 export const tokensModule: FeatureModule = {
   name: 'tokens',
   requires: [configRef, loggerRef, registryRef, kubeConfigRef, cacheMetricsRef],
-  provides: [bearerDoorRef],
+  provides: [bearerDoorRef, sessionSignalsRef],
   async register(ctx) {
     const config = ctx.get(configRef);
     const authConfig = config.auth;
@@ -83,6 +85,12 @@ export const tokensModule: FeatureModule = {
         realm: config.platformName,
         counter: metrics.bearerAuthentications,
       }),
+    );
+
+    // What open connections (the proxy's watches and upgrades) need to end with their session.
+    ctx.provide(
+      sessionSignalsRef,
+      sessionSignals({ sessionEvents: sessionInformer, userEvents: userInformer, sessions, users }),
     );
 
     let sweep: NodeJS.Timeout | undefined;
