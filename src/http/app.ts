@@ -4,6 +4,7 @@ import type { Logger, RequestContextStore } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-mapper.ts';
 import { requestContext } from './request-context.ts';
 import { requestIdFrom } from './request-id.ts';
+import { singleAuthorization } from './single-authorization.ts';
 import { routeTemplate } from './route-template.ts';
 
 export { routeTemplate, setRouteTemplate } from './route-template.ts';
@@ -25,6 +26,8 @@ export interface AppDependencies {
    * claim another address by sending the header itself.
    */
   trustedProxies?: readonly string[];
+  /** Answers 405 + Allow for a known path asked with another method (after every router, before the 404). */
+  methodNotAllowed?: RequestHandler;
 }
 
 /** Longer paths are cut in the access log: a client must not be able to blow up log volume. */
@@ -76,6 +79,7 @@ export function createApp(deps: AppDependencies): Express {
     });
     deps.requestContext.run(context, next);
   });
+  app.use(singleAuthorization);
 
   for (const router of deps.publicRoutes) app.use(router);
   if (deps.authenticate) {
@@ -89,6 +93,7 @@ export function createApp(deps: AppDependencies): Express {
     });
   }
   for (const router of deps.protectedRoutes) app.use(router);
+  if (deps.methodNotAllowed) app.use(deps.methodNotAllowed);
 
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

@@ -2,6 +2,7 @@ import https from 'node:https';
 import type http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Identity } from '../kernel/identity.ts';
+import { stripClientCredentials } from './header-hygiene.ts';
 
 /** How the proxy reaches the kube-apiserver: its URL, a TLS agent and the server's own credential. */
 export interface Upstream {
@@ -44,7 +45,7 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
 
 /**
  * Makes the request speak as `identity`: every credential-bearing header the client sent
- * (Authorization, Impersonate-*) is dropped, the server's own credential is set and the caller is
+ * (Authorization, Impersonate-*, X-Remote-*, the bearer-token WebSocket subprotocol) is dropped, the server's own credential is set and the caller is
  * impersonated, so Kubernetes RBAC decides.
  */
 export async function impersonate(
@@ -52,9 +53,7 @@ export async function impersonate(
   identity: Identity,
   upstream: Upstream,
 ): Promise<void> {
-  for (const name of Object.keys(req.headers)) {
-    if (name === 'authorization' || name.startsWith('impersonate-')) delete req.headers[name];
-  }
+  stripClientCredentials(req.headers);
   const authorization = await upstream.authorization();
   if (authorization) req.headers['authorization'] = authorization;
   req.headers['impersonate-user'] = identity.username;

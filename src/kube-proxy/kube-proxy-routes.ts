@@ -5,7 +5,8 @@ import { Router, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
 import type { BearerDoor } from '../http/bearer-door.ts';
 import { kubeStatusOf, toApiError, writeErrorResponse, writeUpgradeError } from '../http/error-mapper.ts';
-import { identityOf } from '../http/request-context.ts';
+import { identityOf, requestContext } from '../http/request-context.ts';
+import { duplicateAuthorization } from '../http/single-authorization.ts';
 import { setRouteTemplate } from '../http/route-template.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { RequestVerb } from '../observability/api-request-info.ts';
@@ -13,6 +14,8 @@ import type { Logger } from '../observability/logger.ts';
 import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
 import { impersonate, upstreamOf } from './impersonation.ts';
 import { isKubeApiPath, routeTemplateOf, shapeRequest } from './request-shaping.ts';
+import type { StreamRegistry } from './stream-registry.ts';
+import { streamTracking } from './stream-tracking.ts';
 import { streamingProxy } from './streaming.ts';
 
 export interface KubeProxyOptions {
@@ -23,6 +26,8 @@ export interface KubeProxyOptions {
   responseTimeoutMs: number;
   /** Lets WebSocket upgrades in, which do not pass through the express middleware chain. */
   door: BearerDoor;
+  /** Open connections by session: ended when their session or user ends. */
+  streams?: StreamRegistry;
 }
 
 export interface KubeProxy {
@@ -41,12 +46,16 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
   const { logger } = options;
   const upstream = await upstreamOf(options.kubeConfig);
   // Shared with the client-side instrumentation: source="proxy" tells the two apart.
+  const tracking = options.streams
+    ? streamTracking(options.streams, (req) => requestContext(req).identity)
+    : undefined;
   const streaming = streamingProxy({
     upstream,
     responseTimeoutMs: options.responseTimeoutMs,
     duration: upstreamRequestDuration(options.registry),
     logger,
     writeError: { response: writeErrorResponse, socket: writeUpgradeError },
+    ...(tracking ? { plugins: [tracking.plugin] } : {}),
   });
 
   const handler: RequestHandler = (req, res, next) => {
@@ -73,9 +82,15 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
       writeUpgradeError(socket, err instanceof ApiError ? err : new ApiError('NotFound', 'not found'));
       return;
     }
+    const duplicate = duplicateAuthorization(req);
+    if (duplicate) {
+      writeUpgradeError(socket, duplicate);
+      return;
+    }
     options.door
       .admit(req)
       .then(async (identity) => {
+        tracking?.trackUpgrade(req, socket, identity);
         await impersonate(req, identity, upstream);
         streaming.forwardUpgrade(req, socket, head, verb);
       })

@@ -1,0 +1,31 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import { ApiError } from '../kernel/api-error.ts';
+
+/**
+ * How many Authorization header lines the client sent. Node keeps only the first of duplicates in
+ * `req.headers`; the raw list shows them all.
+ */
+export function authorizationHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+  }
+  return count;
+}
+
+/**
+ * A BadRequest ApiError for a request with more than one Authorization header, else undefined. Node
+ * keeps only the first of duplicates and another hop may keep the last: the two must never disagree
+ * about who is calling.
+ */
+export function duplicateAuthorization(req: IncomingMessage): ApiError | undefined {
+  return authorizationHeaderCount(req.rawHeaders) > 1
+    ? new ApiError('BadRequest', 'more than one Authorization header: send exactly one')
+    : undefined;
+}
+
+/** Refuses a request with more than one Authorization header (400; a Status, or RFC 6749 JSON under /oauth/). */
+export const singleAuthorization: RequestHandler = (req, _res, next) => {
+  next(duplicateAuthorization(req));
+};
