@@ -1,12 +1,6 @@
-import {
-  ANONYMOUS,
-  jsonResponse,
-  textResponse,
-  type ApiDescription,
-  type Operation,
-} from '../http/openapi-components.ts';
+import { ANONYMOUS, textResponse, type ApiDescription, type Operation } from '../http/openapi-components.ts';
 
-/** Probes and version: anonymous, plain text bodies in the kube-apiserver's style. */
+/** Probes: anonymous, plain text bodies in the kube-apiserver's style. */
 export function healthApi(): ApiDescription {
   const alive = (operationId: string, summary: string): Operation => ({
     operationId,
@@ -16,7 +10,7 @@ export function healthApi(): ApiDescription {
     responses: { '200': textResponse('Alive.', { const: 'ok' }) },
   });
   return {
-    tags: [{ name: 'health', description: 'Probes, version, metrics and this document; anonymous.' }],
+    tags: [{ name: 'health', description: 'Probes, metrics and this document; anonymous.' }],
     paths: {
       '/healthz': { get: alive('getHealthz', 'Process health probe') },
       '/livez': { get: alive('getLivez', 'Process liveness probe') },
@@ -39,26 +33,6 @@ export function healthApi(): ApiDescription {
           responses: {
             '200': textResponse('Ready: `ok`, or the check list ending in `readyz check passed`.'),
             '503': textResponse('Not ready: `not ready`, or the check list ending in `readyz check failed`.'),
-          },
-        },
-      },
-      '/version': {
-        get: {
-          operationId: 'getVersion',
-          tags: ['health'],
-          summary: 'Version of this server',
-          security: ANONYMOUS,
-          responses: {
-            '200': jsonResponse('Versions.', {
-              type: 'object',
-              required: ['platform', 'version', 'node'],
-              properties: {
-                platform: { type: 'string', description: 'Configured platform name.' },
-                version: { type: 'string', description: 'Version of platform-apiserver.' },
-                node: { type: 'string', description: 'Node.js version running it.', pattern: '^v\\d+\\.' },
-              },
-              additionalProperties: false,
-            }),
           },
         },
       },

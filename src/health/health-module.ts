@@ -1,27 +1,21 @@
 import { FirstContact } from '../cluster/first-contact.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
-import { configRef, kubeConfigRef, loggerRef, readinessRef, registryRef } from '../host-services.ts';
-import { packageVersion } from '../version.ts';
+import { kubeConfigRef, loggerRef, readinessRef, registryRef } from '../host-services.ts';
 import { healthApi } from './health-api.ts';
 import { healthRoutes } from './health-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { observabilityApi } from './observability-api.ts';
 
-/** Probes, version and /metrics; ready once the kube-apiserver has answered. */
+/** Probes and /metrics; ready once the kube-apiserver has answered. */
 export const healthModule: FeatureModule = {
   name: 'health',
-  requires: [configRef, loggerRef, registryRef, kubeConfigRef, readinessRef],
+  requires: [loggerRef, registryRef, kubeConfigRef, readinessRef],
   register(ctx) {
     const kubeConfig = ctx.get(kubeConfigRef);
     const firstContact = new FirstContact(kubeConfig, ctx.get(loggerRef));
-    const version = {
-      platform: ctx.get(configRef).platformName,
-      version: packageVersion(),
-      node: process.version,
-    };
     return {
       edge: {
-        publicRoutes: [healthRoutes(ctx.get(readinessRef), version), metricsRoutes(ctx.get(registryRef))],
+        publicRoutes: [healthRoutes(ctx.get(readinessRef)), metricsRoutes(ctx.get(registryRef))],
         openApi: [healthApi(), observabilityApi()],
       },
       readiness: { 'kube-apiserver': () => firstContact.reached },

@@ -1,14 +1,11 @@
 import { Router } from 'express';
 import type { Readiness } from '../kernel/readiness.ts';
 
-export interface VersionInfo {
-  platform: string;
-  version: string;
-  node: string;
-}
-
-/** Anonymous probe endpoints. Bodies follow the kube-apiserver's plain-text style; `?verbose` lists checks. */
-export function healthRoutes(readiness: Readiness, version: VersionInfo): Router {
+/**
+ * Anonymous probe endpoints. Bodies follow the kube-apiserver's plain-text style; `?verbose` lists checks.
+ * (`/version` is the kube-apiserver's version object: kube-proxy/kube-version-routes.ts.)
+ */
+export function healthRoutes(readiness: Readiness): Router {
   const router = Router();
   const alive = (_req: unknown, res: import('express').Response) => {
     res.type('text/plain').set('Cache-Control', 'no-store').send('ok');
@@ -29,9 +26,6 @@ export function healthRoutes(readiness: Readiness, version: VersionInfo): Router
     } else {
       res.send(report.ready ? 'ok' : 'not ready');
     }
-  });
-  router.get('/version', (_req, res) => {
-    res.json(version);
   });
   return router;
 }

@@ -82,9 +82,7 @@ export async function startLogsServer(options: LogsServerOptions): Promise<LogsS
   const app = createApp({
     logger,
     requestContext: createRequestContextStore(),
-    publicRoutes: [
-      healthRoutes(readiness, { platform: platformName, version: 'test', node: process.version }),
-    ],
+    publicRoutes: [healthRoutes(readiness)],
     authenticate: kubeTokenAuthenticator(kc),
     protectedRoutes: [
       logRoutes({

@@ -81,9 +81,7 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
   const app = createApp({
     logger,
     requestContext: createRequestContextStore(),
-    publicRoutes: [
-      healthRoutes(readiness, { platform: platformName, version: 'test', node: process.version }),
-    ],
+    publicRoutes: [healthRoutes(readiness)],
     // Stands in for the platform's own tokens, which need no apiserver: it bypasses any redirection.
     authenticate: kubeTokenAuthenticator(serverKubeConfig(options.kubeconfigPath)),
     protectedRoutes: [
