@@ -16,6 +16,7 @@ import {
 import { createApp } from './http/app.ts';
 import { bearerDoorRef, type FeatureModule, type HttpEdge } from './http/feature-module.ts';
 import { openApiDocument } from './http/openapi-document.ts';
+import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
@@ -80,6 +81,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     publicRoutes: [...edges.flatMap((e) => e.publicRoutes ?? []), openApiRoutes(document)],
     protectedRoutes: edges.flatMap((e) => e.protectedRoutes ?? []),
     trustedProxies: http.trustedProxies,
+    methodNotAllowed: methodNotAllowed(document.paths),
   });
   const running = await startServer(app, {
     host: http.host,

@@ -16,6 +16,18 @@ const noStore = {
 const cachable = {
   'Cache-Control': { description: 'Public, a few minutes.', schema: { type: 'string', pattern: '^public' } },
 };
+/** Discovery: public only when built from `auth.publicUrl`; built from the Host header it must not be shared. */
+const discoveryCaching = {
+  'Cache-Control': {
+    description:
+      '`public, max-age=300` with `auth.publicUrl` set; otherwise (built from the Host header) `private, no-store`.',
+    schema: { enum: ['public, max-age=300', 'private, no-store'] },
+  },
+  Vary: {
+    description: '`Host` when the document is built from the Host header.',
+    schema: { type: 'string' },
+  },
+};
 const challenge = (pattern: string) => ({
   'WWW-Authenticate': { description: 'The authentication challenge.', schema: { type: 'string', pattern } },
 });
@@ -50,7 +62,9 @@ const discovery = (operationId: string, summary: string): Operation => ({
   tags: ['oauth'],
   summary,
   security: ANONYMOUS,
-  responses: { '200': jsonResponse('Server metadata.', schemaRef('AuthorizationServerMetadata'), cachable) },
+  responses: {
+    '200': jsonResponse('Server metadata.', schemaRef('AuthorizationServerMetadata'), discoveryCaching),
+  },
 });
 
 /** An empty form field counts as absent (RFC 6749 §3.1), so a present one is at least one character. */

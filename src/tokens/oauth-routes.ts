@@ -215,7 +215,11 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
 
   const discovery: RequestHandler = (req, res) => {
     const base = deps.publicUrl ? deps.publicUrl.replace(/\/+$/, '') : `${req.protocol}://${req.get('host')}`;
-    res.set('Cache-Control', 'public, max-age=300').json({
+    // Built from the Host header when no public URL is configured: a shared cache must not keep one
+    // caller's (possibly forged) Host and hand it to everyone else.
+    if (deps.publicUrl) res.set('Cache-Control', 'public, max-age=300');
+    else res.set({ 'Cache-Control': 'private, no-store', Vary: 'Host' });
+    res.json({
       issuer: deps.issuer,
       token_endpoint: `${base}/oauth/token`,
       revocation_endpoint: `${base}/oauth/revoke`,

@@ -4,6 +4,7 @@ import { STATUS_REASONS, statusFor } from '../../src/http/status.ts';
 import type { ApiContext } from '../../src/http/openapi-components.ts';
 import { openApiDocument } from '../../src/http/openapi-document.ts';
 import { healthApi } from '../../src/health/health-api.ts';
+import { kubeVersionApi } from '../../src/kube-proxy/kube-version-api.ts';
 import { logsApi } from '../../src/log-query/logs-api.ts';
 import { nodesApi } from '../../src/nodes/nodes-api.ts';
 import { oauthApi } from '../../src/tokens/oauth-api.ts';
@@ -11,7 +12,14 @@ import { observabilityApi } from '../../src/health/observability-api.ts';
 import { OpenApiConformance, type ObservedResponse } from '../support/openapi-conformance.ts';
 
 const ctx: ApiContext = { platformName: 'acme', version: '1.2.3' };
-const allGroups = () => [healthApi(), observabilityApi(), oauthApi(), nodesApi(ctx), logsApi(ctx)];
+const allGroups = () => [
+  healthApi(),
+  observabilityApi(),
+  oauthApi(),
+  nodesApi(ctx),
+  logsApi(ctx),
+  kubeVersionApi(),
+];
 
 const status404 = JSON.stringify(statusFor(404, 'nodes "x" not found'));
 const headers = (contentType: string, extra: Record<string, string> = {}) =>
@@ -79,6 +87,7 @@ describe('OpenAPI document', () => {
   });
 
   test('the checker accepts conforming responses and names each departure', async () => {
+    const kubeVersion = { major: '1', minor: '36', gitVersion: 'v1.36.3', platform: 'linux/amd64' };
     const check = await OpenApiConformance.create(openApiDocument(ctx, allGroups()));
     const ok: ObservedResponse[] = [
       {
@@ -88,7 +97,7 @@ describe('OpenAPI document', () => {
         headers: headers('text/plain; charset=utf-8'),
         body: 'ok',
       },
-      json(200, 'GET', '/version', { platform: 'acme', version: '1.2.3', node: 'v24.1.0' }),
+      json(200, 'GET', '/version', kubeVersion),
       json(200, 'GET', nodesPath, { items: [node()], totalItems: 7 }, cached),
       json(404, 'GET', `${nodesPath}/x`, status404),
       {
@@ -106,14 +115,16 @@ describe('OpenAPI document', () => {
         { 'www-authenticate': 'Basic realm="x"' },
       ),
       json(404, 'GET', '/no/such/thing', status404),
-      json(404, 'DELETE', '/healthz', status404),
+      json(405, 'DELETE', '/healthz', JSON.stringify(statusFor(405, 'use GET, HEAD')), {
+        allow: 'GET, HEAD',
+      }),
       json(405, 'GET', '/oauth/token', { error: 'invalid_request', error_description: 'use POST' }),
       json(401, 'GET', '/no/such/thing', JSON.stringify(statusFor(401, 'Unauthorized'))),
     ];
     for (const r of ok) assert.deepEqual(check.problems(r), [], `${r.method} ${r.path}`);
 
     const bad: [ObservedResponse, RegExp][] = [
-      [json(200, 'GET', '/version', { platform: 'acme' }), /body must have required property 'version'/],
+      [json(200, 'GET', '/version', { platform: 'acme' }), /body must have required property 'gitVersion'/],
       [
         { method: 'GET', path: '/healthz', status: 200, headers: headers('text/plain'), body: 'fine' },
         /body must be equal to constant/,
@@ -140,16 +151,7 @@ describe('OpenAPI document', () => {
       [json(404, 'GET', '/nowhere', 'Not Found'), /body is not JSON/],
       [json(200, 'GET', '/nowhere', {}), /no operation in the document, and not a 401, 404 or 405/],
       [json(405, 'GET', '/oauth/token', status404), /body must have required property 'error'/],
-      [
-        json(
-          200,
-          'GET',
-          '/version',
-          { platform: 'a', version: 'b', node: 'v1' },
-          { 'x-request-id': 'has space' },
-        ),
-        /header X-Request-Id/,
-      ],
+      [json(200, 'GET', '/version', kubeVersion, { 'x-request-id': 'has space' }), /header X-Request-Id/],
     ];
     for (const [r, expected] of bad) {
       const problems = check.problems(r);
