@@ -119,10 +119,11 @@ describe('/version is the Kubernetes version: kubectl and helm through the platf
       `--http.tlsCertFile=${tls.certFile}`,
       `--http.tlsKeyFile=${tls.keyFile}`,
     ];
-    [server, withPublicUrl] = await Promise.all([
-      startServerProcess(common),
-      startServerProcess([...common, '--auth.publicUrl=https://platform.example.com']),
-    ]);
+    // One after the other, so that after() stops whichever did start.
+    server = await startServerProcess(common, { startTimeoutMs: 60_000 });
+    withPublicUrl = await startServerProcess([...common, '--auth.publicUrl=https://platform.example.com'], {
+      startTimeoutMs: 60_000,
+    });
     for (const s of [server, withPublicUrl]) {
       await waitFor(
         'server /readyz',
