@@ -109,11 +109,14 @@ describe('proxy header hygiene, as the kube-apiserver receives the request', () 
     tls = makeServingCertificate();
     upstream = await startRecordingUpstream(cp, tls, dir);
     keys = generateTestKeys();
-    server = await startReadyServer([
-      `--kubernetes.kubeconfig=${upstream.kubeconfigPath}`,
-      `--auth.signingKeyFile=${keys.es256}`,
-      '--auth.addressRequestsPerMinute=0',
-    ]);
+    server = await startReadyServer(
+      [
+        `--kubernetes.kubeconfig=${upstream.kubeconfigPath}`,
+        `--auth.signingKeyFile=${keys.es256}`,
+        '--auth.addressRequestsPerMinute=0',
+      ],
+      { startTimeoutMs: 60_000 },
+    ); // a loaded machine may start slowly
     const login = await passwordLogin(server.url, USER.name, USER.password);
     assert.equal(login.status, 200);
     token = login.body['access_token'] as string;

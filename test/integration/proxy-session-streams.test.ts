@@ -15,8 +15,9 @@ import {
   installIamCrds,
   passwordLogin,
   setUserState,
+  startReadyServer,
 } from '../support/iam-fixtures.ts';
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
 const PREFIX = 'streams-';
@@ -70,19 +71,6 @@ async function loginToken(server: ServerProcess, user: { name: string; password:
   const res = await passwordLogin(server.url, user.name, user.password);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body['access_token'] as string;
-}
-
-async function startReady(args: string[]): Promise<ServerProcess> {
-  const server = await startServerProcess(args, { startTimeoutMs: 60_000 });
-  await waitFor(
-    'server /readyz',
-    async () => ((await fetch(`${server.url}/readyz`)).status === 200 ? true : undefined),
-    { timeoutMs: 60_000 },
-  ).catch(async (err: unknown) => {
-    await server.stop();
-    throw err;
-  });
-  return server;
 }
 
 /** Resolves with the time `promise` settled, or fails when that takes longer than `ms`. */
@@ -153,8 +141,8 @@ describe('proxied streams end with their session, on every replica', () => {
       '--auth.sessionSweepIntervalSeconds=3600',
     ];
     // One after the other, so that after() stops whichever did start; a loaded machine may start slowly.
-    a = await startReady(common);
-    b = await startReady(common);
+    a = await startReadyServer(common, { startTimeoutMs: 60_000 });
+    b = await startReadyServer(common, { startTimeoutMs: 60_000 });
   });
 
   after(async () => {

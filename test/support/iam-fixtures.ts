@@ -283,14 +283,17 @@ export async function passwordLogin(
 }
 
 /** The real server with the given flags, once it listens and /readyz passes (its user and session caches synced). */
-export async function startReadyServer(args: string[]): Promise<ServerProcess> {
-  const server = await startServerProcess(args);
+export async function startReadyServer(
+  args: string[],
+  options: { startTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const server = await startServerProcess(args, options);
   try {
     await waitFor(
       'server /readyz',
       async () => ((await fetch(`${server.url}/readyz`)).status === 200 ? true : undefined),
       {
-        timeoutMs: 30_000,
+        timeoutMs: Math.max(30_000, options.startTimeoutMs ?? 0),
       },
     );
   } catch (err) {
