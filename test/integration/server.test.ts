@@ -37,7 +37,7 @@ describe('server process against the real kube-apiserver', () => {
     await waitFor(
       'ready',
       async () => ((await fetch(`${server.url}/readyz`)).status === 200 ? true : undefined),
-      { timeoutMs: 15_000 },
+      { timeoutMs: 60_000 },
     );
     const verbose = await (await fetch(`${server.url}/readyz?verbose`)).text();
     assert.match(verbose, /\[\+\]kube-apiserver ok/);
@@ -85,7 +85,7 @@ describe('configuration errors', () => {
   const startWith = async (...args: string[]) => {
     try {
       await run(process.execPath, [mainTs, ...args], {
-        timeout: 15_000,
+        timeout: 60_000,
         env: { ...process.env, KUBECONFIG: '/nonexistent' },
       });
       assert.fail('expected a non-zero exit');
@@ -103,7 +103,7 @@ describe('configuration errors', () => {
   test('a bad environment value names the key', async () => {
     try {
       await run(process.execPath, [mainTs], {
-        timeout: 15_000,
+        timeout: 60_000,
         env: { ...process.env, PLATFORM_LOG_LEVEL: 'chatty' },
       });
       assert.fail('expected a non-zero exit');

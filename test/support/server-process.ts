@@ -69,7 +69,7 @@ export async function startServerProcess(
       const listening = logs.find((l) => l['message'] === 'listening');
       return listening ? String(listening['url']) : undefined;
     },
-    { timeoutMs: options.startTimeoutMs ?? 20_000 },
+    { timeoutMs: options.startTimeoutMs ?? 60_000 },
   ).catch((err: Error) => {
     child.kill('SIGKILL');
     throw err;
