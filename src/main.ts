@@ -3,6 +3,7 @@ import { accessModule } from './access/access-module.ts';
 import { createCacheMetrics } from './cluster/cache-metrics.ts';
 import { instrumentKubeConfig } from './cluster/kube-client-metrics.ts';
 import { loadKubeConfig } from './cluster/kube-config.ts';
+import { shareKubeDispatcher } from './cluster/upstream-agent.ts';
 import { ConfigError, loadConfig } from './config/config.ts';
 import { healthModule } from './health/health-module.ts';
 import {
@@ -21,6 +22,8 @@ import { openApiRoutes } from './http/openapi-routes.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
 import { loadTlsMaterial } from './http/tls-files.ts';
+import { accessLogPolicy } from './observability/access-log-policy.ts';
+import { bufferedStdout } from './observability/buffered-output.ts';
 import { createHttpMetrics } from './observability/http-metrics.ts';
 import { Lifecycle } from './kernel/lifecycle.ts';
 import { kubeProxyModule } from './kube-proxy/kube-proxy-module.ts';
@@ -51,10 +54,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   if (tls) loadTlsMaterial(tls);
 
   const requestContext = createRequestContextStore();
-  const logger = createLogger({ level: config.log.level, context: requestContext });
+  const logger = createLogger({ level: config.log.level, context: requestContext, stream: bufferedStdout() });
   const registry = createMetricsRegistry();
   const kubeConfig = loadKubeConfig(config.kubernetes, env);
-  // Before any client is made from it: every request to the kube-apiserver is then measured.
+  // Before any client is made from it: every request to the kube-apiserver is then measured, and shares
+  // one keep-alive pool instead of a new one per request.
+  if (!shareKubeDispatcher(kubeConfig))
+    logger.warn('cannot share one connection pool for kube-apiserver requests');
   instrumentKubeConfig(kubeConfig, upstreamRequestDuration(registry));
 
   const lifecycle = new Lifecycle<HttpEdge>(logger);
@@ -82,6 +88,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     protectedRoutes: edges.flatMap((e) => e.protectedRoutes ?? []),
     trustedProxies: http.trustedProxies,
     methodNotAllowed: methodNotAllowed(document.paths),
+    accessLog: accessLogPolicy(config.log.access),
   });
   const running = await startServer(app, {
     host: http.host,

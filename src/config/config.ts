@@ -17,6 +17,8 @@ export type AuthConfig = Config['auth'];
 /** The log store behind the log query API. */
 export type LoggingConfig = Config['logging'];
 export type LogLevel = (typeof LOG_LEVELS)[number];
+/** Which requests get an access line (observability/access-log-policy.ts). */
+export type AccessLogSettings = Config['log']['access'];
 export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 
 export class ConfigError extends Error {

@@ -22,6 +22,7 @@ import { ipRangeError } from './ip-ranges.ts';
  */
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export const ACCESS_LOG_MODES = ['all', 'sampled', 'exceptions'] as const;
 export const SIGNING_ALGORITHMS = ['ES256', 'RS256', 'HS256'] as const;
 
 interface Documented {
@@ -163,9 +164,33 @@ export const ConfigSchema = Type.Object(
         'PEM certificate (with chain) to serve HTTPS directly, for clusters where no Ingress terminates TLS; reloaded when the file changes (cert-manager rotation). Set together with `http.tlsKeyFile`.',
       ),
       tlsKeyFile: path('PEM private key of that certificate. Both empty: plain HTTP behind the Ingress.'),
+      threadPoolNice: integer({
+        default: 10,
+        minimum: 0,
+        maximum: 19,
+        doc: "Nice value added to libuv's pool threads (bcrypt comparisons, gzip of large bodies) so they use idle cycles but yield to the event loop: a login storm does not slow other routes. `0`: unchanged. Linux only.",
+      }),
     }),
     log: group("The server's own log (JSON lines on stdout).", {
       level: oneOf(LOG_LEVELS, { default: 'info', doc: '`error`, `warn`, `info` or `debug`.' }),
+      access: group('Which requests get an access line ([access log](access-log.md)).', {
+        mode: oneOf(ACCESS_LOG_MODES, {
+          default: 'sampled',
+          doc: '`all`; `sampled`: every exceptional request (4xx/5xx including 401/403, every write including logins and token refreshes, slow or aborted requests) plus one routine successful read or probe in `log.access.sampleEvery`, marked `sampled: N`; `exceptions`: exceptional requests only. Volumes per 1,000 req/s in [the access log](access-log.md#volume).',
+        }),
+        sampleEvery: integer({
+          default: 100,
+          minimum: 1,
+          maximum: 1_000_000,
+          doc: 'Under `sampled`, one routine request in this many is logged.',
+        }),
+        slowMs: integer({
+          default: 1000,
+          minimum: 1,
+          maximum: 3_600_000,
+          doc: 'Requests at least this slow are always logged (watches and other streams too, when they end).',
+        }),
+      }),
     }),
     auth: group('The OAuth token service and bearer authentication.', {
       issuer: text({
@@ -231,6 +256,19 @@ export const ConfigSchema = Type.Object(
           doc: 'Failed logins of one user within the window that lock the account (429) until the window passes.',
         }),
         windowSeconds: integer({ default: 600, minimum: 1, maximum: 86_400, doc: 'The lockout window.' }),
+      }),
+      passwordConcurrency: integer({
+        default: 0,
+        minimum: 0,
+        maximum: 1024,
+        docDefault: '`0` (one per CPU core)',
+        doc: 'Password verifications (bcrypt) run at once; `0`: one per CPU core.',
+      }),
+      passwordQueue: integer({
+        default: 8,
+        minimum: 0,
+        maximum: 100_000,
+        doc: 'Logins waiting for a verification slot; beyond them a login is refused at once with 503 `temporarily_unavailable` and `Retry-After`, so a login storm cannot starve other routes.',
       }),
       addressRequestsPerMinute: integer({
         default: 120,

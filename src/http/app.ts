@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
+import type { AccessLogPolicy } from '../observability/access-log-policy.ts';
 import type { HttpMetrics } from '../observability/http-metrics.ts';
 import type { Logger, RequestContextStore } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-mapper.ts';
@@ -28,6 +29,8 @@ export interface AppDependencies {
   trustedProxies?: readonly string[];
   /** Answers 405 + Allow for a known path asked with another method (after every router, before the 404). */
   methodNotAllowed?: RequestHandler;
+  /** Which requests get an access line (observability/access-log-policy.ts); absent: every request. */
+  accessLog?: AccessLogPolicy;
 }
 
 /** Longer paths are cut in the access log: a client must not be able to blow up log volume. */
@@ -56,18 +59,27 @@ export function createApp(deps: AppDependencies): Express {
     res.on('close', () => {
       const durationMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
       const route = routeTemplate(req, res);
-      // One access line per request. Never the query string, headers or body: they may carry secrets.
-      deps.logger.info('request', {
-        requestId,
-        method: req.method,
-        route,
-        path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
-        status: res.statusCode,
-        durationMs: Math.round(durationMs * 1000) / 1000,
-        user: requestContext(req).identity?.username,
-        remoteAddress: req.ip,
-        completed: res.writableFinished,
-      });
+      const completed = res.writableFinished;
+      const stands = deps.accessLog
+        ? deps.accessLog({ method: req.method, status: res.statusCode, durationMs, completed })
+        : 1;
+      // An access line per request the policy keeps. Never the query string, headers or body: they may
+      // carry secrets.
+      if (stands !== undefined) {
+        deps.logger.info('request', {
+          requestId,
+          method: req.method,
+          route,
+          path: path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path,
+          status: res.statusCode,
+          durationMs: Math.round(durationMs * 1000) / 1000,
+          user: requestContext(req).identity?.username,
+          remoteAddress: req.ip,
+          completed,
+          // A sampled line stands for this many routine requests.
+          ...(stands > 1 ? { sampled: stands } : {}),
+        });
+      }
       deps.httpMetrics?.observe({
         method: req.method,
         path,

@@ -11,7 +11,7 @@ import type { Selection } from './node-index.ts';
 import { NODE_STATUSES } from './node-status.ts';
 import {
   BodyMemo,
-  etagFor,
+  EtagMemo,
   PreparedBody,
   sendJson,
   sendNotModified,
@@ -68,6 +68,7 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const { nodes, authorizer } = options;
   const base = resourcesApiPath(options.platformName);
   const memo = new BodyMemo({ maxBytes: options.memoMaxBytes });
+  const etags = new EtagMemo({ maxEntries: 10_000 });
   const responses = counter(options.registry, {
     name: 'platform_node_responses_total',
     help: 'Node API answers by verb (list, get) and outcome (ok, not_modified, not_found).',
@@ -99,7 +100,7 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
     const query = parseListQuery(req.query, { statuses: NODE_STATUSES });
     prepare(res);
     const stateTag = nodes.stateTag;
-    const etag = etagFor(stateTag, query.canonical);
+    const etag = etags.get(stateTag, query.canonical);
     setCacheHeaders(res, etag);
     if (sendNotModified(req, res, etag)) {
       responses.inc({ verb: 'list', outcome: 'not_modified' });

@@ -29,6 +29,34 @@ export function etagFor(stateTag: string, canonicalQuery: string): string {
   return `W/"${stateTag}.${hash}"`;
 }
 
+/**
+ * ETags of the current cache state by canonical query, so a repeated query costs a map lookup rather than a
+ * hash. Dropped whole when the state changes; bounded, since queries are chosen by clients.
+ */
+export class EtagMemo {
+  readonly #maxEntries: number;
+  #stateTag = '';
+  readonly #tags = new Map<string, string>();
+
+  constructor(options: { maxEntries: number }) {
+    this.#maxEntries = options.maxEntries;
+  }
+
+  get(stateTag: string, canonicalQuery: string): string {
+    if (stateTag !== this.#stateTag) {
+      this.#tags.clear();
+      this.#stateTag = stateTag;
+    }
+    let etag = this.#tags.get(canonicalQuery);
+    if (etag === undefined) {
+      etag = etagFor(stateTag, canonicalQuery);
+      if (this.#tags.size >= this.#maxEntries) this.#tags.delete(this.#tags.keys().next().value!);
+      this.#tags.set(canonicalQuery, etag);
+    }
+    return etag;
+  }
+}
+
 /** RFC 9110 weak comparison against If-None-Match (`*` matches anything). */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (!header) return false;

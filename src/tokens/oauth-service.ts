@@ -3,7 +3,7 @@ import type { AuthMetrics } from './auth-metrics.ts';
 import { stateOf, type UserObject } from './iam-resources.ts';
 import { lockoutOf } from './lockout.ts';
 import { oauthError } from './oauth-request.ts';
-import type { PasswordVerifier } from './passwords.ts';
+import type { PasswordCheck } from './password-gate.ts';
 import { newSessionId, type SessionStore } from './session-store.ts';
 import { TokenError, type TokenClaims, type TokenService, type TokenType } from './tokens.ts';
 import type { UserStore } from './user-store.ts';
@@ -34,7 +34,7 @@ export class OAuthService {
   readonly #tokens: TokenService;
   readonly #users: UserStore;
   readonly #sessions: SessionStore;
-  readonly #passwords: PasswordVerifier;
+  readonly #passwords: PasswordCheck;
   readonly #singleSession: boolean;
   readonly #logger: Logger;
   readonly #metrics: AuthMetrics;
@@ -44,7 +44,7 @@ export class OAuthService {
     tokens: TokenService;
     users: UserStore;
     sessions: SessionStore;
-    passwords: PasswordVerifier;
+    passwords: PasswordCheck;
     singleSession: boolean;
     logger: Logger;
     metrics: AuthMetrics;

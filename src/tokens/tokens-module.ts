@@ -14,6 +14,7 @@ import { iamGroupFor, type SessionObject, type UserObject } from './iam-resource
 import { oauthApi } from './oauth-api.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { OAuthService } from './oauth-service.ts';
+import { PasswordGate } from './password-gate.ts';
 import { PasswordVerifier } from './passwords.ts';
 import { SessionStore } from './session-store.ts';
 import { sessionSignals } from './session-signals.ts';
@@ -71,7 +72,12 @@ export const tokensModule: FeatureModule = {
       tokens,
       users,
       sessions,
-      passwords: await PasswordVerifier.create(),
+      passwords: new PasswordGate({
+        verifier: await PasswordVerifier.create(),
+        concurrency: authConfig.passwordConcurrency,
+        queue: authConfig.passwordQueue,
+        registry: ctx.get(registryRef),
+      }),
       singleSession: authConfig.singleSession,
       logger,
       metrics,

@@ -36,6 +36,7 @@ describe('logs never carry a secret, whatever field a client puts it in', () => 
     const server = await startServerProcess([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       '--log.level=debug',
+      '--log.access.mode=all',
     ]);
     const secrets: string[] = [];
     const s = (field: string) => {

@@ -45,10 +45,15 @@ describe('client address behind a real nginx reverse proxy', () => {
 
   before(async () => {
     const cp = await testControlPlane();
+    // Every request logged: the assertions read the access lines of successful probes.
     const kubeconfig = `--kubernetes.kubeconfig=${cp.kubeconfigPath}`;
-    trusting = await startServerProcess([kubeconfig, `--http.trustedProxies=${PROXY}`]);
+    trusting = await startServerProcess([
+      kubeconfig,
+      '--log.access.mode=all',
+      `--http.trustedProxies=${PROXY}`,
+    ]);
     trustingProxy = await startNginx({ upstream: trusting.url, bindAddress: PROXY });
-    untrusting = await startServerProcess([kubeconfig]);
+    untrusting = await startServerProcess([kubeconfig, '--log.access.mode=all']);
     untrustingProxy = await startNginx({ upstream: untrusting.url, bindAddress: PROXY });
   });
   after(async () => {
@@ -96,6 +101,7 @@ describe('the login limiter behind a real nginx reverse proxy', () => {
     server = await startServerProcess([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--http.trustedProxies=${PROXY}`,
+      '--log.access.mode=all',
       '--auth.addressRequestsPerMinute=2',
     ]);
     proxy = await startNginx({ upstream: server.url, bindAddress: PROXY });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { BodyMemo, etagFor, matchesIfNoneMatch } from '../../src/nodes/prepared-response.ts';
+import { BodyMemo, EtagMemo, etagFor, matchesIfNoneMatch } from '../../src/nodes/prepared-response.ts';
 
 describe('ETags', () => {
   test('derived from the state and the query', () => {
@@ -71,5 +71,20 @@ describe('body memo', () => {
     assert.equal(a, b);
     assert.ok(a.length < text.length / 3);
     assert.equal(gunzipSync(a).toString(), text);
+  });
+});
+
+describe('ETag memo', () => {
+  test('one hash per query and state: the same tag again, a new one when the state changes', () => {
+    const memo = new EtagMemo({ maxEntries: 2 });
+    const first = memo.get('10', 'limit=10');
+    assert.equal(first, etagFor('10', 'limit=10'));
+    assert.equal(memo.get('10', 'limit=10'), first);
+    assert.notEqual(memo.get('11', 'limit=10'), first);
+    assert.equal(memo.get('11', 'limit=10'), etagFor('11', 'limit=10'));
+    // Bounded: older queries make room, and still get the right tag when asked again.
+    memo.get('11', 'a');
+    memo.get('11', 'b');
+    assert.equal(memo.get('11', 'limit=10'), etagFor('11', 'limit=10'));
   });
 });

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Registry } from 'prom-client';
+import { PasswordGate, type PasswordCheck } from '../../src/tokens/password-gate.ts';
+import { ApiError } from '../../src/kernel/api-error.ts';
+
+/** A verifier whose answers the test releases one by one. */
+function heldVerifier() {
+  const pending: ((ok: boolean) => void)[] = [];
+  const verifier: PasswordCheck = {
+    verify: () => new Promise<boolean>((resolve) => pending.push(resolve)),
+  };
+  return { verifier, pending };
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('password gate', () => {
+  test('runs at most `concurrency` verifications; the queue waits; beyond it an immediate 503', async () => {
+    const { verifier, pending } = heldVerifier();
+    const registry = new Registry();
+    const gate = new PasswordGate({ verifier, concurrency: 2, queue: 1, registry });
+    const answers = [gate.verify('a', undefined), gate.verify('b', undefined), gate.verify('c', undefined)];
+    await settle();
+    assert.equal(pending.length, 2, 'two running, one queued');
+    await assert.rejects(gate.verify('d', undefined), (err: unknown) => {
+      assert.ok(err instanceof ApiError);
+      assert.equal(err.kind, 'Unavailable');
+      assert.equal(err.oauthError, 'temporarily_unavailable');
+      assert.ok(Number.isInteger(err.retryAfterSeconds) && err.retryAfterSeconds! >= 1);
+      return true;
+    });
+    pending[0]!(true);
+    await settle();
+    assert.equal(pending.length, 3, 'the queued one starts when a slot frees');
+    pending[1]!(false);
+    pending[2]!(true);
+    assert.deepEqual(await Promise.all(answers), [true, false, true]);
+    const metrics = await registry.metrics();
+    assert.match(metrics, /^platform_password_verifications_refused_total 1$/m);
+    assert.match(metrics, /^platform_password_verifications_in_flight\{state="running"\} 0$/m);
+  });
+
+  test('a failing verification frees its slot', async () => {
+    const gate = new PasswordGate({
+      verifier: { verify: () => Promise.reject(new Error('boom')) },
+      concurrency: 1,
+      queue: 0,
+    });
+    await assert.rejects(gate.verify('a', undefined), /boom/);
+    await assert.rejects(gate.verify('a', undefined), /boom/, 'not a 503: the slot was freed');
+  });
+
+  test('concurrency 0 means one per core', () => {
+    const gate = new PasswordGate({ verifier: heldVerifier().verifier, concurrency: 0, queue: 0, cores: 6 });
+    assert.equal(gate.concurrency, 6);
+  });
+});
