@@ -11,6 +11,10 @@ export interface LoadSpec {
   caPem?: string;
   /** Fixed request rate across all connections; unset means as fast as the server answers. */
   overallRate?: number;
+  /** Bearer tokens used in turn, one per request (overrides an Authorization header). */
+  tokens?: string[];
+  /** Paths (with query) sent in turn on each connection instead of the URL's path: a request mix. */
+  paths?: string[];
 }
 
 export interface LoadResult {
@@ -26,8 +30,23 @@ export interface LoadResult {
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
+const tokens = spec.tokens ?? [];
+let nextToken = 0;
+const withToken = (req: autocannon.Request): autocannon.Request =>
+  tokens.length === 0
+    ? req
+    : {
+        ...req,
+        headers: { ...req.headers, authorization: `Bearer ${tokens[nextToken++ % tokens.length]}` },
+      };
+const requests = (spec.paths ?? [new URL(spec.url).pathname + new URL(spec.url).search]).map((path) => ({
+  method: 'GET' as const,
+  path,
+  setupRequest: withToken,
+}));
 const result = await autocannon({
   url: spec.url,
+  requests,
   headers: spec.headers ?? {},
   connections: spec.connections,
   duration: spec.durationSeconds,

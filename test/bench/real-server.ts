@@ -1,0 +1,108 @@
+// The real server (src/main.ts, the composition operators run) as a benchmark subject: its own process,
+// its log output going to a file (as a container runtime would take it, and so the benchmark can measure
+// its volume), its memory read from /proc.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MAIN_TS = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+/**
+ * The environment of the image (deploy/Dockerfile), unless the benchmark's own environment says otherwise: glibc arenas capped. Without the cap every thread that
+ * allocates — libuv's pool running bcrypt and gzip — gets its own 64 MB arena, and freed memory stays there.
+ */
+export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', NODE_ENV: 'production' };
+
+export interface RealServer {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** Seconds from spawn to /readyz answering 200 (caches synced). */
+  readySeconds: number;
+  logFile: string;
+  /** Bytes the server has written to its log so far. */
+  logBytes(): number;
+  memory(): { rssMb: number; peakRssMb: number };
+  /** SIGTERM; resolves with the exit code once the process is gone. */
+  stop(): Promise<number | null>;
+}
+
+export async function startRealServer(options: {
+  args: string[];
+  dir: string;
+  name: string;
+  env?: Record<string, string>;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeFlags?: string[];
+  readyTimeoutMs?: number;
+}): Promise<RealServer> {
+  const logFile = path.join(options.dir, `${options.name}.log`);
+  const fd = openSync(logFile, 'w');
+  const startedAt = performance.now();
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), MAIN_TS, '--http.host=127.0.0.1', '--http.port=0', ...options.args],
+    { env: { ...IMAGE_ENV, ...process.env, ...options.env }, stdio: ['ignore', fd, 'inherit'] },
+  );
+  closeSync(fd);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 600_000);
+  let url: string | undefined;
+  for (;;) {
+    if (gone) throw new Error(`server exited before it was ready; see ${logFile}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server not ready in time; see ${logFile}`);
+    }
+    url ??= listeningUrl(logFile);
+    if (url) {
+      const ready = await fetch(`${url}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const readySeconds = (performance.now() - startedAt) / 1000;
+  const pid = child.pid!;
+  return {
+    url,
+    pid,
+    child,
+    readySeconds,
+    logFile,
+    logBytes: () => statSync(logFile).size,
+    memory: () => memoryOf(pid),
+    async stop() {
+      if (!gone) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+function listeningUrl(logFile: string): string | undefined {
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"listening"')) continue;
+    try {
+      const entry = JSON.parse(line) as { message?: string; url?: string };
+      if (entry.message === 'listening' && entry.url) return entry.url;
+    } catch {
+      /* a partial line */
+    }
+  }
+  return undefined;
+}
+
+export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+    return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+  } catch {
+    return { rssMb: NaN, peakRssMb: NaN };
+  }
+}
