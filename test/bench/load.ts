@@ -1,5 +1,6 @@
 // Load generator, run as its own process so it does not share a CPU core's event loop with the server
-// under test. Usage: node test/bench/load.ts '<json LoadSpec>'; prints one JSON LoadResult line.
+// under test. Usage: node test/bench/load.ts '<json LoadSpec>' | @<file>; prints one JSON LoadResult line.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface LoadSpec {
@@ -29,7 +30,9 @@ export interface LoadResult {
   bytesPerSecond: number;
 }
 
-const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
+// `@<file>`: the spec in a file (a thousand tokens do not fit in one command-line argument).
+const arg = process.argv[2] ?? '{}';
+const spec = JSON.parse(arg.startsWith('@') ? readFileSync(arg.slice(1), 'utf8') : arg) as LoadSpec;
 const tokens = spec.tokens ?? [];
 let nextToken = 0;
 const withToken = (req: autocannon.Request): autocannon.Request =>

@@ -13,7 +13,7 @@
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,8 +86,20 @@ function startHelper(entry: string, argv: string[]): Promise<string> {
   });
 }
 
-const load = async (spec: LoadSpec) =>
-  JSON.parse(await runChild('load.ts', [JSON.stringify(spec)])) as LoadResult;
+let specFiles = 0;
+const load = async (spec: LoadSpec) => {
+  const text = JSON.stringify(spec);
+  let arg = text;
+  if (text.length > 64 * 1024) {
+    // Too long for one command-line argument.
+    const file = path.join(os.tmpdir(), `bench-load-${process.pid}-${specFiles++}.json`);
+    writeFileSync(file, text);
+    arg = `@${file}`;
+  }
+  const out = await runChild('load.ts', [arg]);
+  if (arg.startsWith('@')) rmSync(arg.slice(1), { force: true });
+  return JSON.parse(out) as LoadResult;
+};
 
 /** A short warm-up run (JIT, pools, caches), then the measured run. */
 async function measure(label: string, spec: Omit<LoadSpec, 'durationSeconds'>): Promise<LoadResult> {

@@ -3,6 +3,8 @@ import net from 'node:net';
 export interface TcpGate {
   /** 127.0.0.1:<port> forwarding to the target while open. */
   address: string;
+  /** Connections accepted and forwarded so far. */
+  readonly accepted: number;
   /** Refuses new connections and cuts the open ones: the target looks unreachable. */
   close(): void;
   open(): void;
@@ -15,12 +17,14 @@ export interface TcpGate {
  */
 export async function startTcpGate(targetHost: string, targetPort: number): Promise<TcpGate> {
   let isOpen = true;
+  let accepted = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (!isOpen) {
       client.destroy();
       return;
     }
+    accepted++;
     const upstream = net.connect(targetPort, targetHost);
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -37,6 +41,9 @@ export async function startTcpGate(targetHost: string, targetPort: number): Prom
   const { port } = server.address() as net.AddressInfo;
   return {
     address: `127.0.0.1:${port}`,
+    get accepted() {
+      return accepted;
+    },
     close() {
       isOpen = false;
       for (const s of sockets) s.destroy();
