@@ -21,6 +21,7 @@ import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
+import { lowerThreadPoolPriority } from './http/thread-pool-priority.ts';
 import { loadTlsMaterial } from './http/tls-files.ts';
 import { accessLogPolicy } from './observability/access-log-policy.ts';
 import { bufferedStdout } from './observability/buffered-output.ts';
@@ -72,6 +73,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     .provide(cacheMetricsRef, createCacheMetrics(registry))
     .provide(readinessRef, lifecycle.readiness);
   const edges = await lifecycle.register(MODULES);
+  // Registering has run libuv's pool (the password verifier's start-up hash): its threads, which run
+  // bcrypt and gzip, can now be made to yield to the event loop.
+  const nicedThreads = lowerThreadPoolPriority(http.threadPoolNice);
+  if (nicedThreads > 0)
+    logger.info('thread pool niced', { threads: nicedThreads, nice: http.threadPoolNice });
   await lifecycle.start();
 
   // The document describes exactly the route groups mounted below.
