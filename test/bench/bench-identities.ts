@@ -88,9 +88,9 @@ export async function refresh(url: string, refreshToken: string): Promise<TokenP
  */
 export async function distinctTokens(url: string, users: string[], perUser: number): Promise<string[]> {
   const tokens: string[] = [];
-  for (let i = 0; i < users.length; i += 8) {
+  for (let i = 0; i < users.length; i += 20) {
     const chains = await Promise.all(
-      users.slice(i, i + 8).map(async (user) => {
+      users.slice(i, i + 20).map(async (user) => {
         let pair = await login(url, user);
         const mine = [pair.access];
         while (mine.length < perUser) {

@@ -186,6 +186,7 @@ async function benchmark(setup: Setup) {
     ...(profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
   });
   const afterReady = server.memory();
+  const heapReady = await server.heap();
   log(`server ready in ${server.readySeconds.toFixed(1)} s, RSS ${fmt(afterReady.rssMb)} MB`);
   const one = (await login(server.url, setup.users[0]!)).access;
   const tokenStart = Date.now();
@@ -272,6 +273,7 @@ async function benchmark(setup: Setup) {
     }
   });
   const afterLoad = server.memory();
+  const heapAfterLoad = await server.heap();
 
   const storm = await loginStorm(server, setup.stormUser, one);
   const volume = await logVolumes(setup, one);
@@ -306,6 +308,8 @@ async function benchmark(setup: Setup) {
     rss_after_load_mb: afterLoad.rssMb,
     rss_end_mb: stopped.rssMb,
     rss_peak_mb: Math.max(stopped.peakRssMb, loadPeakMb),
+    heap_ready: heapReady,
+    heap_after_load: heapAfterLoad,
     login_healthz_p99_ratio: storm.healthzP99Ratio,
     login_page_p99_ratio: storm.pageP99Ratio,
     login_healthz_p99_ms: storm.healthzP99Ms,
@@ -348,6 +352,7 @@ async function benchmark(setup: Setup) {
     )
       .map(([mode, mb]) => `${mode} ${fmt(mb, 2)}`)
       .join(', ')}`,
+    `memory (MB) ready → after the rounds: V8 heap ${fmt(heapReady.heapTotalMb)} → ${fmt(heapAfterLoad.heapTotalMb)} (used ${fmt(heapReady.heapUsedMb)} → ${fmt(heapAfterLoad.heapUsedMb)}), external ${fmt(heapReady.externalMb)} → ${fmt(heapAfterLoad.externalMb)}, other native ${fmt(heapReady.otherMb)} → ${fmt(heapAfterLoad.otherMb)}`,
     `server RSS: ${fmt(afterReady.rssMb)} MB ready, ${fmt(afterLoad.rssMb)} MB after the rounds, ${fmt(stopped.rssMb)} MB at the end, peak ${fmt(figures.rss_peak_mb)} MB (goal ≤ 300)`,
   ];
   process.stdout.write(lines.join('\n') + '\n');

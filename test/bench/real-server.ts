@@ -24,6 +24,8 @@ export interface RealServer {
   /** Bytes the server has written to its log so far. */
   logBytes(): number;
   memory(): { rssMb: number; peakRssMb: number };
+  /** Where the memory is, from the server's own /metrics: V8 heap (total, used), external (Buffers), RSS. */
+  heap(): Promise<HeapFigures>;
   /** SIGTERM; resolves with the exit code once the process is gone. */
   stop(): Promise<number | null>;
 }
@@ -77,6 +79,7 @@ export async function startRealServer(options: {
     logFile,
     logBytes: () => statSync(logFile).size,
     memory: () => memoryOf(pid),
+    heap: () => heapOf(url),
     async stop() {
       if (!gone) child.kill('SIGTERM');
       return exited;
@@ -105,4 +108,26 @@ export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   } catch {
     return { rssMb: NaN, peakRssMb: NaN };
   }
+}
+
+export interface HeapFigures {
+  heapTotalMb: number;
+  heapUsedMb: number;
+  externalMb: number;
+  /** RSS minus V8 heap minus external: native memory (malloc arenas, code, stacks, socket buffers). */
+  otherMb: number;
+}
+
+async function heapOf(url: string): Promise<HeapFigures> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name} ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024;
+  const heapTotalMb = value('nodejs_heap_size_total_bytes');
+  const externalMb = value('nodejs_external_memory_bytes');
+  return {
+    heapTotalMb,
+    heapUsedMb: value('nodejs_heap_size_used_bytes'),
+    externalMb,
+    otherMb: value('process_resident_memory_bytes') - heapTotalMb - externalMb,
+  };
 }
