@@ -48,9 +48,15 @@ export async function startRealServer(options: {
     { env: { ...IMAGE_ENV, ...process.env, ...options.env }, stdio: ['ignore', fd, 'inherit'] },
   );
   closeSync(fd);
+  // Never outlive the benchmark, whatever way it ends.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let gone = false;
-  void exited.then(() => (gone = true));
+  void exited.then(() => {
+    gone = true;
+    process.off('exit', killOnExit);
+  });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 600_000);
   let url: string | undefined;
   for (;;) {
