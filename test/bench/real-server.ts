@@ -9,10 +9,11 @@ import { fileURLToPath } from 'node:url';
 const MAIN_TS = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
 /**
- * The environment of the image (deploy/Dockerfile), unless the benchmark's own environment says otherwise: glibc arenas capped. Without the cap every thread that
+ * The environment of the image (deploy/Dockerfile), unless the benchmark's own environment says otherwise:
+ * glibc arenas capped and large blocks always mapped on their own. Without them every thread that
  * allocates — libuv's pool running bcrypt and gzip — gets its own 64 MB arena, and freed memory stays there.
  */
-export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', NODE_ENV: 'production' };
+export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', NODE_ENV: 'production' };
 
 export interface RealServer {
   url: string;
