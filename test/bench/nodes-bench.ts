@@ -7,6 +7,8 @@
 //   npm run bench:nodes -- --quick          1,000 nodes, 3 s per run (under 5 minutes)
 //   npm run bench:nodes -- --nodes=20000    scale
 //   npm run bench:nodes -- --soak=600       10-minute mixed soak: RSS over time (not for CI)
+//   npm run bench:nodes -- --scale --nodes=20000   only what grows with the node count: time to ready,
+//                                           RSS and heap, page p50/p99, bytes per cached node
 //   BENCH_PROFILE=/tmp/prof npm run bench:nodes -- --quick   also a CPU profile of the server
 //
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
@@ -49,6 +51,7 @@ const DURATION_S = Number(args.get('duration') ?? (QUICK ? 3 : 10));
 const WARMUP_S = QUICK ? 1 : 2;
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
+const SCALE = args.has('scale');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
 const TOKEN_USERS = 100;
 const TOKENS_PER_USER = 10;
@@ -177,6 +180,7 @@ async function main() {
   try {
     const setup = await setUp(cp);
     if (SOAK_S > 0) await soak(setup);
+    else if (SCALE) await scale(setup);
     else await benchmark(setup);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -514,6 +518,49 @@ async function logVolumes(setup: Setup, token: string): Promise<Record<string, n
     );
   }
   return out;
+}
+
+/** How cost grows with the node count: one server, ready time, memory, the page, the full list. */
+async function scale(setup: Setup) {
+  const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: 'scale' });
+  const ready = server.memory();
+  const heap = await server.heap();
+  const one = (await login(server.url, setup.users[0]!)).access;
+  const bearer = { Authorization: `Bearer ${one}` };
+  const nodesUrl = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes`;
+  const pages: LoadResult[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    pages.push(
+      await measure('(a) page', {
+        url: `${nodesUrl}?limit=10&sortBy=name`,
+        headers: bearer,
+        connections: CONNECTIONS,
+      }),
+    );
+  }
+  const fullBytes = (await httpGet(nodesUrl, bearer)).body.length;
+  const full = await measure('(c) full list', { url: nodesUrl, headers: bearer, connections: 2 });
+  const afterLoad = server.memory();
+  await server.stop();
+  const m = (pick: (r: LoadResult) => number) => median(pages.map(pick));
+  const figures = {
+    nodes: NODES,
+    seed_s: setup.seedSeconds,
+    ready_s: server.readySeconds,
+    rss_ready_mb: ready.rssMb,
+    heap_ready: heap,
+    page_rps: m((r) => r.requestsPerSecond),
+    page_p50_ms: m((r) => r.p50Ms),
+    page_p99_ms: m((r) => r.p99Ms),
+    full_mb: fullBytes / 1e6,
+    full_rps: full.requestsPerSecond,
+    rss_after_load_mb: afterLoad.rssMb,
+    rss_peak_mb: afterLoad.peakRssMb,
+  };
+  process.stdout.write(
+    `scale: ${fmt(NODES)} nodes; ready ${fmt(server.readySeconds, 1)} s; RSS ${fmt(ready.rssMb)} MB ready (V8 heap used ${fmt(heap.heapUsedMb)} MB, external ${fmt(heap.externalMb)} MB), ${fmt(afterLoad.rssMb)} MB after load, peak ${fmt(afterLoad.peakRssMb)} MB; page ${fmt(figures.page_rps)} req/s, p50 ${figures.page_p50_ms} ms, p99 ${figures.page_p99_ms} ms; full list ${fmt(figures.full_mb, 1)} MB at ${fmt(full.requestsPerSecond)} req/s\n`,
+  );
+  process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
 }
 
 /**
