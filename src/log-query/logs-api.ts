@@ -82,7 +82,8 @@ const parameters: Parameter[] = [
   {
     name: 'sort',
     in: 'query',
-    description: 'query and export: order by record time.',
+    description:
+      'query and export: order by record time; records sharing a timestamp in the order the store indexed them (same direction), so pages never overlap or skip.',
     schema: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
   },
   {

@@ -104,12 +104,23 @@ export function filterQuery(filter: LogFilter): QueryClause {
   return { bool: { filter: clauses } };
 }
 
+/**
+ * Records by time, then — for records sharing a timestamp (common: many lines in the same millisecond, or
+ * a runtime that writes coarse times) — by `_seq_no`, so that paging with from/size is a total order and
+ * stable between requests. `_seq_no` is unique within a shard, the same on its replicas and kept through
+ * segment merges, and has doc values (no fielddata, unlike `_id`); records tied on both in different
+ * shards are ordered by shard, which the store keeps stable.
+ */
+export function recordOrder(sort: SortOrder): QueryClause[] {
+  return [{ [FIELDS.time]: { order: sort } }, { _seq_no: { order: sort } }];
+}
+
 export const RECORD_SOURCE = [FIELDS.log, FIELDS.time, FIELDS.namespace, FIELDS.pod, FIELDS.container];
 
 export function recordsBody(filter: LogFilter, sort: SortOrder, from: number, size: number): QueryClause {
   return {
     query: filterQuery(filter),
-    sort: [{ [FIELDS.time]: { order: sort } }],
+    sort: recordOrder(sort),
     from,
     size,
     track_total_hits: true,
@@ -148,7 +159,7 @@ export function histogramBody(filter: LogFilter, interval: HistogramInterval): Q
 export function exportBody(filter: LogFilter, sort: SortOrder, pageSize: number): QueryClause {
   return {
     query: filterQuery(filter),
-    sort: [{ [FIELDS.time]: { order: sort } }],
+    sort: recordOrder(sort),
     size: pageSize,
     _source: [FIELDS.log],
   };

@@ -359,6 +359,50 @@ describe('log query API against a real OpenSearch and the real kube-apiserver', 
     assert.equal(res.text, 'last second of the range\nred alert\nERROR connection refused\n');
   });
 
+  test('records sharing a timestamp: paging is a total order (asc, and desc its exact reverse), export too', async () => {
+    // Thirty lines written in the same nanosecond (a burst), between two others; one index, in bulk order.
+    const tiePrefix = uniquePrefix('logs-ties');
+    const tieNs = `lq-ties-${run}`;
+    const at = Date.UTC(2025, 2, 5, 9);
+    const tied = Array.from({ length: 30 }, (_, i) => `tie ${String(i).padStart(2, '0')}\n`);
+    await seedLogs(store.url, tiePrefix, [
+      line(tieNs, 'burst-0', 'app', at - 1000, 'before\n'),
+      ...tied.map((log) => line(tieNs, 'burst-0', 'app', at, log, 123_456)),
+      line(tieNs, 'burst-0', 'app', at + 1000, 'after\n'),
+    ]);
+    const tieServer = await startLogsServer({
+      kubeconfigPath: cp.kubeconfigPath,
+      logging: { hosts: [store.url], indexPrefix: tiePrefix },
+    });
+    try {
+      const pages = async (sort: string) => {
+        const logs: string[] = [];
+        for (let from = 0; from < 32; from += 7) {
+          const body = (await asAdmin(
+            { namespaces: tieNs, sort, from: String(from), size: '7' },
+            tieServer,
+          )) as QueryBody;
+          assert.equal(body.query.total, 32);
+          logs.push(...body.query.records.map((r) => r.log));
+        }
+        return logs;
+      };
+      const ascending = ['before\n', ...tied, 'after\n'];
+      assert.deepEqual(
+        await pages('asc'),
+        ascending,
+        'every record once, ties in the order they were stored',
+      );
+      assert.deepEqual(await pages('desc'), [...ascending].reverse(), 'desc is the exact reverse of asc');
+      const exported = await get(tieServer, cp.admin.token, { operation: 'export', namespaces: tieNs });
+      assert.equal(exported.status, 200);
+      assert.equal(exported.text, [...ascending].reverse().join(''));
+    } finally {
+      await tieServer.stop();
+      await deleteLogs(store.url, tiePrefix);
+    }
+  });
+
   test('export: more lines than one store page, every line once, cursor released', async () => {
     const res = await get(exportServer, cp.admin.token, { operation: 'export' });
     assert.equal(res.status, 200);
