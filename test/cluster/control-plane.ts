@@ -33,6 +33,8 @@ export interface ControlPlane {
   dir: string;
   /** PIDs of etcd and kube-apiserver, for tests of teardown. */
   pids: number[];
+  /** http://127.0.0.1:<port> of etcd's client API (its JSON gateway too), for tests that compact it. */
+  etcdUrl: string;
   /** Stops the kube-apiserver only (etcd keeps the data), to test behaviour during an outage. */
   stopApiserver(): Promise<void>;
   /** Starts it again on the same address with the same state; resolves when it is ready. */
@@ -277,6 +279,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       binaries,
       dir,
       pids: children.map((c) => c.pid!),
+      etcdUrl,
       stopApiserver,
       startApiserver,
       stop,
