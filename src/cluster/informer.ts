@@ -379,7 +379,13 @@ function deepFreeze<V>(value: V): V {
  * half-open connection otherwise looks like a quiet cluster forever). The apiserver sends a bookmark
  * about every 60 s on a quiet watch (measured on v1.36), so 90 s of silence means the stream is dead.
  */
-export function kubeWatch(kubeConfig: KubeConfig, path: string, silenceLimitMs = 90_000): WatchFn {
+export function kubeWatch(
+  kubeConfig: KubeConfig,
+  path: string,
+  silenceLimitMs = 90_000,
+  /** Extra query parameters, e.g. a fieldSelector (the list must use the same). */
+  params: Readonly<Record<string, string>> = {},
+): WatchFn {
   return async (query, onEvent, onDone) => {
     const watch = new Watch(kubeConfig);
     // client-node's inactivity timer is exactly the watchdog we want; its field is private in the typings.
@@ -387,6 +393,7 @@ export function kubeWatch(kubeConfig: KubeConfig, path: string, silenceLimitMs =
     const controller = await watch.watch(
       path,
       {
+        ...params,
         allowWatchBookmarks: true,
         resourceVersion: query.resourceVersion || undefined,
         timeoutSeconds: query.timeoutSeconds,

@@ -3,11 +3,12 @@ import { EVERYTHING, LabelSelectorError, parseLabelSelector, type LabelSelector 
 
 /**
  * The v1alpha3 list query, compatible with the system we re-create (`page`, `limit`, `sortBy`,
- * `ascending`, `name`, `labelSelector`, plus a resource-specific `status`) but stricter: a malformed
- * value of a known parameter is a 400 naming it, where the original silently fell back to a default.
- * Unknown parameters are ignored.
+ * `ascending`, `name`, `names`, `uid`, `labelSelector`, `label`, `annotation`, `alias`, plus a
+ * resource-specific `status`) but stricter: a malformed value of a known parameter is a 400 naming
+ * it, where the original silently fell back to a default (or matched nothing). Unknown parameters
+ * are ignored.
  */
-export type SortBy = 'name' | 'creationTimestamp';
+export type SortBy = 'name' | 'creationTimestamp' | 'lastUpdateTimestamp';
 
 export interface ListQuery<Status extends string = string> {
   /** 1-based page number; ignored when there is no limit. */
@@ -19,6 +20,16 @@ export interface ListQuery<Status extends string = string> {
   /** Case-sensitive substring of the name; undefined means no name filter. */
   name: string | undefined;
   labelSelector: LabelSelector;
+  /** Exact names (`names=a,b`); undefined means no filter. */
+  names: ReadonlySet<string> | undefined;
+  /** Exact `metadata.uid`; undefined means no filter. */
+  uid: string | undefined;
+  /** `label=`: a selector matched against labels (the same as `labelSelector`, both must hold). */
+  label: LabelSelector;
+  /** `annotation=`: a selector matched against annotations. */
+  annotation: LabelSelector;
+  /** Case-sensitive substring of the `<platform>.io/alias-name` annotation. */
+  alias: string | undefined;
   status: Status | undefined;
   /** Canonical text of the query: equal for queries that select the same page. */
   canonical: string;
@@ -34,8 +45,10 @@ export interface ListQueryOptions<Status extends string> {
 const SORT_KEYS: Record<string, SortBy> = {
   name: 'name',
   creationTimestamp: 'creationTimestamp',
-  // The original accepts both spellings for creation time.
+  // The original accepts both spellings for creation time, and for update time.
   createTime: 'creationTimestamp',
+  lastUpdateTimestamp: 'lastUpdateTimestamp',
+  updateTime: 'lastUpdateTimestamp',
 };
 
 /** The values strconv.ParseBool accepts, which is what the original parses `ascending` with. */
@@ -98,7 +111,7 @@ export function parseListQuery<Status extends string = never>(
   let sortBy: SortBy = 'creationTimestamp';
   if (sortText !== undefined) {
     const key = Object.hasOwn(SORT_KEYS, sortText) ? SORT_KEYS[sortText] : undefined;
-    if (!key) throw invalid('sortBy', sortText, 'must be one of name, creationTimestamp, createTime');
+    if (!key) throw invalid('sortBy', sortText, `must be one of ${Object.keys(SORT_KEYS).join(', ')}`);
     sortBy = key;
   }
 
@@ -110,19 +123,17 @@ export function parseListQuery<Status extends string = never>(
     ascending = value;
   }
 
-  const nameText = single(query, 'name');
-  const name = nameText === undefined || nameText === '' ? undefined : nameText;
+  const name = nonEmpty(single(query, 'name'));
 
-  const selectorText = single(query, 'labelSelector');
-  let labelSelector = EVERYTHING;
-  if (selectorText !== undefined) {
-    try {
-      labelSelector = parseLabelSelector(selectorText);
-    } catch (err) {
-      if (err instanceof LabelSelectorError) throw invalid('labelSelector', selectorText, err.message);
-      throw err;
-    }
-  }
+  const labelSelector = selector(query, 'labelSelector');
+  const label = selector(query, 'label');
+  const annotation = selector(query, 'annotation');
+
+  const namesText = single(query, 'names');
+  const nameList = namesText === undefined || namesText === '' ? [] : namesText.split(',');
+  const names = nameList.length > 0 ? new Set(nameList) : undefined;
+  const uid = nonEmpty(single(query, 'uid'));
+  const alias = nonEmpty(single(query, 'alias'));
 
   let status: Status | undefined;
   if (options.statuses) {
@@ -142,7 +153,43 @@ export function parseListQuery<Status extends string = never>(
     ascending,
     name ?? null,
     labelSelector.requirements,
+    names ? [...names].sort() : null,
+    uid ?? null,
+    label.requirements,
+    annotation.requirements,
+    alias ?? null,
     status ?? null,
   ]);
-  return { page, limit, sortBy, ascending, name, labelSelector, status, canonical };
+  return {
+    page,
+    limit,
+    sortBy,
+    ascending,
+    name,
+    labelSelector,
+    names,
+    uid,
+    label,
+    annotation,
+    alias,
+    status,
+    canonical,
+  };
+}
+
+/** An empty value means no filter, as for `name`. */
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === undefined || text === '' ? undefined : text;
+}
+
+/** A selector parameter (`labelSelector`, `label`, `annotation`); malformed: 400 naming it. */
+function selector(query: RawQuery, parameter: string): LabelSelector {
+  const text = single(query, parameter);
+  if (text === undefined) return EVERYTHING;
+  try {
+    return parseLabelSelector(text);
+  } catch (err) {
+    if (err instanceof LabelSelectorError) throw invalid(parameter, text, err.message);
+    throw err;
+  }
 }

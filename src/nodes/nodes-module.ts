@@ -5,6 +5,7 @@ import { packageVersion } from '../version.ts';
 import { NodeCache } from './node-cache.ts';
 import { nodesApi } from './nodes-api.ts';
 import { nodesRoutes } from './nodes-routes.ts';
+import { PodCache } from './pod-cache.ts';
 
 /** The cached node API: a watch-backed node cache, served paged, sorted and filtered. */
 export const nodesModule: FeatureModule = {
@@ -12,10 +13,17 @@ export const nodesModule: FeatureModule = {
   requires: [configRef, kubeConfigRef, loggerRef, registryRef, cacheMetricsRef, accessReviewerRef],
   register(ctx) {
     const config = ctx.get(configRef);
+    const kubeConfig = ctx.get(kubeConfigRef);
+    const logger = ctx.get(loggerRef);
+    const metrics = ctx.get(cacheMetricsRef);
+    // Pod requests/limits per node, for the nodes' allocation annotations.
+    const podCache = new PodCache({ kubeConfig, logger, metrics });
     const nodeCache = new NodeCache({
-      kubeConfig: ctx.get(kubeConfigRef),
-      logger: ctx.get(loggerRef),
-      metrics: ctx.get(cacheMetricsRef),
+      kubeConfig,
+      logger,
+      metrics,
+      platformName: config.platformName,
+      allocations: podCache,
     });
     return {
       edge: {
@@ -31,9 +39,14 @@ export const nodesModule: FeatureModule = {
         ],
         openApi: [nodesApi({ platformName: config.platformName, version: packageVersion() })],
       },
-      readiness: { 'nodes-cache': () => nodeCache.synced },
-      start: () => nodeCache.start(),
-      stop: () => nodeCache.stop(),
+      readiness: { 'pods-cache': () => podCache.synced, 'nodes-cache': () => nodeCache.synced },
+      start: () => {
+        podCache.start();
+        nodeCache.start();
+      },
+      stop: async () => {
+        await Promise.all([nodeCache.stop(), podCache.stop()]);
+      },
     };
   },
 };

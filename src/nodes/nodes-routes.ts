@@ -126,8 +126,8 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
       responses.inc({ verb: 'get', outcome: 'not_found' });
       throw new ApiError('NotFound', `nodes "${name}" not found`, { details: { name, kind: 'nodes' } });
     }
-    // The object's resourceVersion identifies its content cluster-wide.
-    const etag = `W/"${entry.resourceVersion}"`;
+    // The node's resourceVersion and its allocation annotations identify the content.
+    const etag = entry.etag;
     setCacheHeaders(res, etag);
     if (sendNotModified(req, res, etag)) {
       responses.inc({ verb: 'get', outcome: 'not_modified' });

@@ -11,6 +11,7 @@ import { startServer } from '../../src/http/server.ts';
 import { createLogger, createRequestContextStore, type Logger } from '../../src/observability/logger.ts';
 import { NodeCache } from '../../src/nodes/node-cache.ts';
 import { nodesRoutes, resourcesApiPath } from '../../src/nodes/nodes-routes.ts';
+import { PodCache } from '../../src/nodes/pod-cache.ts';
 import { kubeTokenAuthenticator } from './kube-token-authenticator.ts';
 
 export interface NodesServer {
@@ -18,6 +19,7 @@ export interface NodesServer {
   /** URL of the node list, e.g. http://127.0.0.1:1234/kapis/resources.platform.io/v1alpha3/nodes */
   nodesUrl: string;
   cache: NodeCache;
+  pods: PodCache;
   registry: Registry;
   stop(): Promise<void>;
 }
@@ -59,10 +61,21 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
       : createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) }));
   const registry = new Registry();
   const readiness = new Readiness();
+  const platformName = options.platformName ?? 'platform';
+  const cacheMetrics = createCacheMetrics(registry);
+  const pods = new PodCache({
+    kubeConfig: kc,
+    logger,
+    metrics: cacheMetrics,
+    initialBackoffMs: 100,
+    maxBackoffMs: 1000,
+  });
   const cache = new NodeCache({
     kubeConfig: kc,
     logger,
-    metrics: createCacheMetrics(registry),
+    metrics: cacheMetrics,
+    platformName,
+    allocations: pods,
     initialBackoffMs: 100,
     maxBackoffMs: 1000,
   });
@@ -77,7 +90,6 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     logger,
   });
   readiness.register('authz-reviews', () => authorizer.readiness());
-  const platformName = options.platformName ?? 'platform';
   const app = createApp({
     logger,
     requestContext: createRequestContextStore(),
@@ -102,14 +114,17 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     readiness,
     logger,
   });
+  pods.start();
   cache.start();
   return {
     url: running.url,
     nodesUrl: `${running.url}${resourcesApiPath(platformName)}/nodes`,
     cache,
+    pods,
     registry,
     stop: async () => {
       await cache.stop();
+      await pods.stop();
       await running.shutdown(1000);
     },
   };

@@ -1,0 +1,198 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { CacheMetrics } from '../cluster/cache-metrics.ts';
+import { Informer, kubeWatch, type Freshness, type ListResult, type WatchFn } from '../cluster/informer.ts';
+import { kubeRequest } from '../cluster/kube-request.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { NodeAllocation } from './node-allocation.ts';
+import { occupiesNode, podFootprint, type PodFootprint, type RawPod } from './pod-resources.ts';
+
+/**
+ * Only pods that occupy a node: bound, not Succeeded, not Failed. The apiserver filters, so finished
+ * pods never reach us, and a pod that finishes arrives as DELETED (it left the selection).
+ */
+const OCCUPYING = 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed';
+
+/** What the cache keeps of a pod: its identity and what it adds to its node. Never the Pod itself. */
+interface CachedPod {
+  metadata: { name: string; namespace: string; resourceVersion: string };
+  /** Undefined for a pod that does not occupy a node (should the selector ever let one through). */
+  usage: (PodFootprint & { node: string }) | undefined;
+}
+
+function compact(pod: RawPod): CachedPod {
+  const metadata = {
+    name: pod.metadata?.name ?? '',
+    namespace: pod.metadata?.namespace ?? '',
+    resourceVersion: pod.metadata?.resourceVersion ?? '',
+  };
+  if (!occupiesNode(pod)) return { metadata, usage: undefined };
+  return { metadata, usage: { node: pod.spec!.nodeName!, ...podFootprint(pod) } };
+}
+
+/** The pods watch, handing the informer compact pods instead of Pods (other events unchanged). */
+function compactWatch(watch: WatchFn): WatchFn {
+  return (query, onEvent, onDone) =>
+    watch(
+      query,
+      (event) => {
+        const objectEvent = event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED';
+        onEvent(objectEvent ? { type: event.type, object: compact(event.object as RawPod) } : event);
+      },
+      onDone,
+    );
+}
+
+/** What the node cache reads: each node's sums, when they change, and how current they are. */
+export interface AllocationSource {
+  readonly synced: boolean;
+  freshness(): Freshness;
+  /** Changes whenever some node's sums change (the resourceVersion of the pod event that did it). */
+  readonly stateTag: string;
+  allocationOf(node: string): NodeAllocation | undefined;
+  /** Called with a node's name whenever its sums change. Returns the unsubscribe function. */
+  onChange(listener: (node: string) => void): () => void;
+  waitForSynced(timeoutMs: number): Promise<void>;
+}
+
+export interface PodCacheOptions {
+  kubeConfig: KubeConfig;
+  logger: Logger;
+  metrics?: CacheMetrics;
+  /** Pods per LIST page: a relist never holds more than one page of whole Pods. */
+  pageSize?: number;
+  /** Bound on each LIST page. */
+  listTimeoutMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+interface Sums {
+  cpuRequests: number;
+  cpuLimits: number;
+  memoryRequests: number;
+  memoryLimits: number;
+  pods: number;
+}
+
+/**
+ * The requests and limits of the pods on each node, kept by a watch of the pods that occupy a node.
+ * Per pod only its name, node and four numbers are kept; per node the four sums (integers:
+ * millicores and bytes, so adding and subtracting is exact).
+ */
+export class PodCache implements AllocationSource {
+  readonly informer: Informer<CachedPod>;
+  readonly #sums = new Map<string, Sums>();
+  readonly #listeners = new Set<(node: string) => void>();
+  #stateTag = '';
+
+  constructor(options: PodCacheOptions) {
+    const { kubeConfig, logger } = options;
+    const pageSize = options.pageSize ?? 500;
+    const listTimeoutMs = options.listTimeoutMs ?? 60_000;
+    this.informer = new Informer<CachedPod>({
+      kind: 'pods',
+      list: async () => {
+        const items: CachedPod[] = [];
+        let resourceVersion: string | undefined;
+        let continueToken = '';
+        do {
+          const query = new URLSearchParams({ limit: String(pageSize), fieldSelector: OCCUPYING });
+          if (continueToken) query.set('continue', continueToken);
+          const page = await kubeRequest<ListResult<RawPod> & { metadata?: { continue?: string } }>(
+            kubeConfig,
+            `/api/v1/pods?${query}`,
+            { timeoutMs: listTimeoutMs },
+          );
+          // Every page of a continued list is the same snapshot; the first names it.
+          resourceVersion ??= page.metadata?.resourceVersion;
+          for (const pod of page.items) items.push(compact(pod));
+          continueToken = page.metadata?.continue ?? '';
+        } while (continueToken);
+        return { items, metadata: { resourceVersion: resourceVersion ?? '' } };
+      },
+      watch: compactWatch(kubeWatch(kubeConfig, '/api/v1/pods', undefined, { fieldSelector: OCCUPYING })),
+      logger,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.initialBackoffMs !== undefined ? { initialBackoffMs: options.initialBackoffMs } : {}),
+      ...(options.maxBackoffMs !== undefined ? { maxBackoffMs: options.maxBackoffMs } : {}),
+    });
+    this.informer.onEvent((type, pod, previous) => {
+      // A DELETED event carries the pod as it was stored.
+      const before = type === 'DELETED' ? pod.usage : previous?.usage;
+      const after = type === 'DELETED' ? undefined : pod.usage;
+      if (sameUsage(before, after)) return;
+      if (before) this.#add(before.node, before, -1);
+      if (after) this.#add(after.node, after, 1);
+      this.#stateTag = this.informer.resourceVersion;
+      const changed = new Set([before?.node, after?.node]);
+      for (const node of changed) if (node !== undefined) this.#notify(node);
+    });
+  }
+
+  get synced(): boolean {
+    return this.informer.synced;
+  }
+
+  get stateTag(): string {
+    return this.#stateTag;
+  }
+
+  /** Pods counted, over all nodes. */
+  get size(): number {
+    return this.informer.size;
+  }
+
+  freshness(): Freshness {
+    return this.informer.freshness();
+  }
+
+  allocationOf(node: string): NodeAllocation | undefined {
+    return this.#sums.get(node);
+  }
+
+  onChange(listener: (node: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  start(): void {
+    this.informer.start();
+  }
+
+  stop(): Promise<void> {
+    return this.informer.stop();
+  }
+
+  waitForSynced(timeoutMs: number): Promise<void> {
+    return this.informer.waitForSynced(timeoutMs);
+  }
+
+  #add(node: string, usage: PodFootprint, sign: 1 | -1): void {
+    let sums = this.#sums.get(node);
+    if (!sums) {
+      sums = { cpuRequests: 0, cpuLimits: 0, memoryRequests: 0, memoryLimits: 0, pods: 0 };
+      this.#sums.set(node, sums);
+    }
+    sums.cpuRequests += sign * usage.cpuRequests;
+    sums.cpuLimits += sign * usage.cpuLimits;
+    sums.memoryRequests += sign * usage.memoryRequests;
+    sums.memoryLimits += sign * usage.memoryLimits;
+    sums.pods += sign;
+    if (sums.pods === 0) this.#sums.delete(node);
+  }
+
+  #notify(node: string): void {
+    for (const listener of this.#listeners) listener(node);
+  }
+}
+
+function sameUsage(a: CachedPod['usage'], b: CachedPod['usage']): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.node === b.node &&
+    a.cpuRequests === b.cpuRequests &&
+    a.cpuLimits === b.cpuLimits &&
+    a.memoryRequests === b.memoryRequests &&
+    a.memoryLimits === b.memoryLimits
+  );
+}
