@@ -174,9 +174,6 @@ export class NodeCache implements NodeSource {
 
   /** Nodes and, when given, the pods' allocations. */
   async waitForSynced(timeoutMs: number): Promise<void> {
-    await Promise.all([
-      this.informer.waitForSynced(timeoutMs),
-      this.#allocations?.waitForSynced(timeoutMs),
-    ]);
+    await Promise.all([this.informer.waitForSynced(timeoutMs), this.#allocations?.waitForSynced(timeoutMs)]);
   }
 }

@@ -68,7 +68,12 @@ export class NodeIndex {
     const old = this.#entries.get(entry.name);
     if (old === entry) return;
     // The same node at the same resourceVersion with the same allocation (a relist, a repeated event).
-    if (old && old.resourceVersion === entry.resourceVersion && old.resourceVersion !== '' && old.etag === entry.etag)
+    if (
+      old &&
+      old.resourceVersion === entry.resourceVersion &&
+      old.resourceVersion !== '' &&
+      old.etag === entry.etag
+    )
       return;
     this.#entries.set(entry.name, entry);
     this.#generation++;
@@ -138,7 +143,8 @@ export class NodeIndex {
       if (uid !== undefined && entry.uid !== uid) continue;
       if (!labelSelector.matches(entry.labels) || !label.matches(entry.labels)) continue;
       if (!annotation.matches(entry.annotations)) continue;
-      if (alias !== undefined && !(entry.annotations?.[this.#aliasAnnotation] ?? '').includes(alias)) continue;
+      if (alias !== undefined && !(entry.annotations?.[this.#aliasAnnotation] ?? '').includes(alias))
+        continue;
       if (matched >= offset && matched < end) items.push(entry);
       matched++;
     }

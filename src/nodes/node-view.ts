@@ -1,5 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { allocationMembers, allocationPrefix, NO_ALLOCATION, type Allocatable, type NodeAllocation } from './node-allocation.ts';
+import {
+  allocationMembers,
+  allocationPrefix,
+  NO_ALLOCATION,
+  type Allocatable,
+  type NodeAllocation,
+} from './node-allocation.ts';
 import { nodeStatusOf, type NodeLike, type NodeStatus } from './node-status.ts';
 import { milliValue, unitValue } from './quantity.ts';
 

@@ -13,7 +13,18 @@ const BINARY: Record<string, bigint> = {
   Pi: 1n << 50n,
   Ei: 1n << 60n,
 };
-const DECIMAL_EXPONENT: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const DECIMAL_EXPONENT: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
 
 // sign, digits with optional fraction, then a binary suffix, a decimal suffix or an exponent.
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?\d+|[numkMGTPE]?)$/;
@@ -36,7 +47,8 @@ function scaled(text: string, scale: bigint): number | undefined {
   let numerator = BigInt(`${whole || '0'}${fraction}`) * scale;
   let exponent = -fraction.length;
   if (Object.hasOwn(BINARY, suffix)) numerator *= BINARY[suffix]!;
-  else if (suffix.startsWith('e') || suffix.startsWith('E')) exponent += Number(suffix.slice(1));
+  else if (/^[eE]./.test(suffix))
+    exponent += Number(suffix.slice(1)); // `E` alone is exa
   else exponent += DECIMAL_EXPONENT[suffix]!;
   if (Math.abs(exponent) > 40) return undefined; // absurd; not a resource anyone requests
   const value =
@@ -54,7 +66,16 @@ export function unitValue(text: string): number | undefined {
   return scaled(text, 1n);
 }
 
-const DECIMAL_SUFFIX: Record<number, string> = { [-3]: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T', 15: 'P', 18: 'E' };
+const DECIMAL_SUFFIX: Record<number, string> = {
+  [-3]: 'm',
+  0: '',
+  3: 'k',
+  6: 'M',
+  9: 'G',
+  12: 'T',
+  15: 'P',
+  18: 'E',
+};
 
 /** `n × 10^exponent` in Kubernetes' canonical decimal form: the largest suffix that keeps it whole. */
 function decimalForm(n: number, exponent: number): string {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { parseListQuery } from '../../src/list-query/list-query.ts';
 import { NodeIndex } from '../../src/nodes/node-index.ts';
 import { NODE_STATUSES } from '../../src/nodes/node-status.ts';
-import { nodeEntry, nodeView, type RawNode } from '../../src/nodes/node-view.ts';
+import { nodeEntry, nodeView, withAllocation, type RawNode } from '../../src/nodes/node-view.ts';
 import { nodeFixture } from '../cluster/node-fixtures.ts';
 
 /** A fixture as the apiserver would send it: JSON text types, server-set metadata. */
@@ -185,5 +185,118 @@ describe('node index', () => {
     (cordoned['spec'] as Record<string, unknown>)['unschedulable'] = true;
     idx.upsert(nodeEntry(cordoned));
     assert.deepEqual(names(idx, { status: 'unschedulable' }).names, ['n-0002']);
+  });
+
+  test('names, uid, label, annotation and alias filters, with paging', () => {
+    const idx = new NodeIndex({ aliasAnnotation: 'platform.io/alias-name' });
+    for (const [i, node] of nodes.entries()) {
+      if (i % 3 === 0)
+        node.metadata!.annotations = { ...node.metadata!.annotations, 'platform.io/alias-name': `Rack ${i}` };
+      idx.upsert(nodeEntry(node));
+    }
+    const sorted = { sortBy: 'name', ascending: 'true' };
+    assert.deepEqual(names(idx, { ...sorted, names: 'n-0003,n-0001,nope' }).names, ['n-0001', 'n-0003']);
+    assert.deepEqual(names(idx, { uid: nodes[4]!.metadata!.uid! }).names, ['n-0004']);
+    assert.equal(names(idx, { uid: 'nope' }).total, 0);
+    assert.equal(names(idx, { label: 'node-role.kubernetes.io/control-plane' }).total, 6);
+    assert.equal(
+      names(idx, { label: 'node-role.kubernetes.io/worker', labelSelector: 'kubernetes.io/arch=arm64' })
+        .total,
+      5,
+      'label and labelSelector both hold',
+    );
+    assert.equal(names(idx, { annotation: 'node.alpha.kubernetes.io/ttl=0' }).total, 30);
+    assert.equal(names(idx, { annotation: 'platform.io/alias-name' }).total, 10);
+    assert.equal(names(idx, { annotation: '!platform.io/alias-name' }).total, 20);
+    assert.deepEqual(names(idx, { ...sorted, alias: 'Rack 1' }).names, ['n-0012', 'n-0015', 'n-0018']);
+    assert.deepEqual(names(idx, { ...sorted, alias: 'ack 2', limit: '2', page: '2' }), {
+      names: ['n-0027'],
+      total: 3,
+    });
+    assert.equal(names(idx, { alias: 'rack' }).total, 0, 'case-sensitive');
+  });
+
+  test('lastUpdateTimestamp: the latest condition transition, else creation; ties by name', () => {
+    const idx = new NodeIndex();
+    const at = (i: number, transition: string | undefined, rv?: string) => {
+      const node = raw(i, { created: `2026-01-01T00:00:0${i}Z`, ...(rv ? { rv } : {}) });
+      const status = node['status'] as { conditions: { lastTransitionTime?: string }[] };
+      if (transition === undefined) status.conditions = [];
+      else
+        status.conditions.forEach(
+          (c, k) => (c.lastTransitionTime = k === 0 ? transition : '2025-01-01T00:00:00Z'),
+        );
+      return node;
+    };
+    idx.upsert(nodeEntry(at(1, '2026-03-01T00:00:00Z')));
+    idx.upsert(nodeEntry(at(2, undefined))); // never reported: its creation time
+    idx.upsert(nodeEntry(at(3, '2026-02-01T00:00:00Z')));
+    idx.upsert(nodeEntry(at(4, '2026-02-01T00:00:00Z')));
+    assert.deepEqual(names(idx, { sortBy: 'lastUpdateTimestamp', ascending: 'true' }).names, [
+      'n-0002',
+      'n-0003',
+      'n-0004',
+      'n-0001',
+    ]);
+    assert.deepEqual(names(idx, { sortBy: 'updateTime' }).names, ['n-0001', 'n-0004', 'n-0003', 'n-0002']);
+    // A transition moves the node.
+    idx.upsert(nodeEntry(at(2, '2026-04-01T00:00:00Z', '7777')));
+    assert.equal(names(idx, { sortBy: 'updateTime' }).names[0], 'n-0002');
+  });
+});
+
+describe('allocation annotations in the served bytes', () => {
+  const prefix = 'node.kubesphere.io/';
+  const sums = { cpuRequests: 350, cpuLimits: 0, memoryRequests: 384 * 2 ** 20, memoryLimits: 0 };
+
+  test('appended to the annotations; spliced on change without touching the rest; ETag follows', () => {
+    const node = raw(1);
+    node.metadata!.annotations![`${prefix}cpu-requests`] = 'stale value on the Node itself';
+    const zero = nodeEntry(node, {
+      prefix,
+      sums: { cpuRequests: 0, cpuLimits: 0, memoryRequests: 0, memoryLimits: 0 },
+    });
+    const served = JSON.parse(zero.json.toString()) as RawNode;
+    const annotations = served.metadata!.annotations!;
+    assert.deepEqual(Object.keys(annotations).slice(-8), [
+      `${prefix}cpu-requests`,
+      `${prefix}cpu-limits`,
+      `${prefix}memory-requests`,
+      `${prefix}memory-limits`,
+      `${prefix}cpu-requests-fraction`,
+      `${prefix}cpu-limits-fraction`,
+      `${prefix}memory-requests-fraction`,
+      `${prefix}memory-limits-fraction`,
+    ]);
+    assert.equal(annotations[`${prefix}cpu-requests`], '0');
+    assert.equal(annotations['platform.io/labels'], node.metadata!.annotations!['platform.io/labels']);
+
+    const changed = withAllocation(zero, { prefix, sums });
+    const after = JSON.parse(changed.json.toString()) as RawNode;
+    assert.equal(after.metadata!.annotations![`${prefix}cpu-requests`], '350m');
+    assert.equal(after.metadata!.annotations![`${prefix}memory-requests`], '384Mi');
+    // n-0001 allocatable: 7900m CPU, 31744Mi memory.
+    assert.equal(after.metadata!.annotations![`${prefix}cpu-requests-fraction`], '4%');
+    assert.equal(after.metadata!.annotations![`${prefix}memory-requests-fraction`], '1%');
+    assert.deepEqual(
+      { ...after, metadata: { ...after.metadata, annotations: undefined } },
+      {
+        ...served,
+        metadata: { ...served.metadata, annotations: undefined },
+      },
+    );
+    assert.notEqual(changed.etag, zero.etag);
+    assert.ok(changed.etag.startsWith(`W/"${zero.resourceVersion}.`));
+    assert.deepEqual(nodeEntry(node, { prefix, sums }).json, changed.json, 'splice = fresh serialisation');
+    assert.equal(withAllocation(changed, { prefix, sums }), changed, 'no change: same entry');
+
+    const bare = raw(2);
+    delete bare.metadata!.annotations;
+    const keys = Object.keys((JSON.parse(nodeEntry(bare).json.toString()) as RawNode).metadata!);
+    assert.equal(
+      keys[keys.indexOf('labels') + 1],
+      'annotations',
+      'a Node without annotations gets them after labels',
+    );
   });
 });
