@@ -23,9 +23,10 @@ export interface RawNode extends NodeLike {
     managedFields?: unknown;
     [field: string]: unknown;
   };
-  status?: NodeLike['status'] & {
+  status?: {
     allocatable?: Record<string, string>;
     conditions?: readonly { type?: string; status?: string; lastTransitionTime?: string }[];
+    [field: string]: unknown;
   };
   [field: string]: unknown;
 }
