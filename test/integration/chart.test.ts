@@ -392,6 +392,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.equal(role.metadata.name, `platform-${namespace}`);
     assert.deepEqual(role['rules'], [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
       { apiGroups: ['iam.platform.io'], resources: ['users'], verbs: ['get', 'list', 'watch', 'create'] },
       { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
       {
