@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { accessModule } from './access/access-module.ts';
+import { versionModule } from './build-info/version-module.ts';
 import { createCacheMetrics } from './cluster/cache-metrics.ts';
 import { instrumentKubeConfig } from './cluster/kube-client-metrics.ts';
 import { loadKubeConfig } from './cluster/kube-config.ts';
@@ -39,6 +40,7 @@ import { packageVersion } from './version.ts';
 /** The features this server is made of. Adding one is a folder and a line here. */
 export const MODULES: readonly FeatureModule[] = [
   healthModule,
+  versionModule,
   tokensModule,
   accessModule,
   nodesModule,

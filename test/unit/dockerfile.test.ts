@@ -111,9 +111,14 @@ test('every path the build stage copies exists and is in the build context', () 
   for (const excluded of ['node_modules', 'test', '.git', 'dist', 'charts', 'README.md']) {
     assert.equal(inContext(excluded), false, `${excluded} stays out of the build context`);
   }
-  // What the build runs exists: `npm run build` compiles with tsconfig.build.json into dist/.
+  // What the build runs exists: `npm run build` compiles with tsconfig.build.json into dist/, then
+  // writes the build facts /kapis/version serves (a script under src/, so it is in the context).
   const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
-  assert.equal(pkg.scripts['build'], 'tsc -p tsconfig.build.json');
+  assert.equal(
+    pkg.scripts['build'],
+    'tsc -p tsconfig.build.json && node src/build-info/write-build-info.ts dist',
+  );
+  assert.ok(existsSync(new URL('src/build-info/write-build-info.ts', root)));
   assert.equal(
     (JSON.parse(read('tsconfig.build.json')) as { compilerOptions: { outDir: string } }).compilerOptions
       .outDir,
