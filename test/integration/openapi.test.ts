@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { kubeRequest } from '../../src/cluster/kube-request.ts';
 import { createNodes, deleteNodes } from '../cluster/node-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { OpenApiConformance } from '../support/openapi-conformance.ts';
@@ -112,6 +114,39 @@ describe('OpenAPI document of the real server', () => {
     >;
     const bearer = { headers: { Authorization: `Bearer ${access}` } };
     await openapi.fetch(`${url}/oauth/userinfo`, bearer);
+    // /kapis/version: anonymous as in the original (its console asks before login), and with a token.
+    const kubeVersion = await kubeRequest<Record<string, unknown>>(kc, '/version', { timeoutMs: 10_000 });
+    for (const init of [{}, bearer]) {
+      const { res: versionRes, body: versionBody } = await openapi.fetch(`${url}/kapis/version`, init);
+      assert.equal(versionRes.status, 200, versionBody);
+      const served = JSON.parse(versionBody) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(served), [
+        'gitVersion',
+        'gitMajor',
+        'gitMinor',
+        'gitCommit',
+        'gitTreeState',
+        'buildDate',
+        'nodeVersion',
+        'compiler',
+        'platform',
+        'kubernetes',
+      ]);
+      assert.deepEqual(served['kubernetes'], kubeVersion, "the kube-apiserver's own version object");
+      // From source: the facts come from git (this checkout) and package.json.
+      const head = (await run('git', ['rev-parse', 'HEAD'])).stdout.trim();
+      assert.equal(served['gitCommit'], head);
+      const { version: pkgVersion } = JSON.parse(
+        readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+      ) as { version: string };
+      const [major, minor] = pkgVersion.split('.');
+      assert.match(String(served['gitVersion']), /^v\d+\.\d+/);
+      if (served['gitVersion'] === `v${pkgVersion}`) {
+        assert.equal(served['gitMajor'], major);
+        assert.equal(served['gitMinor'], minor);
+      }
+      assert.equal(served['platform'], `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`);
+    }
     const nodes = `${url}/kapis/resources.acme.io/v1alpha3/nodes`;
     await openapi.fetch(`${nodes}?limit=2&sortBy=name`, bearer);
     await openapi.fetch(`${nodes}/no-such-node`, bearer);
