@@ -1,3 +1,4 @@
+import { allocationKeys, allocationPrefix } from './node-allocation.ts';
 import {
   BEARER,
   DEFAULT_STATUS_RESPONSE,
@@ -25,7 +26,7 @@ const retryAfter = {
 const cacheHeaders = {
   ETag: {
     description:
-      'Weak. List: from the cache state and the canonical query; one node: `W/"<resourceVersion>"`.',
+      'Weak. List: from the cache state (nodes and pod allocations) and the canonical query; one node: `W/"<resourceVersion>.<digest of its allocation annotations>"`.',
     required: true,
     schema: { type: 'string', pattern: '^W/"[^"]+"$' },
   },
@@ -73,10 +74,11 @@ const listParameters: Parameter[] = [
   {
     name: 'sortBy',
     in: 'query',
-    description: '`createTime` is `creationTimestamp`. Ties are broken by name, so paging is stable.',
+    description:
+      "`createTime` is `creationTimestamp`; `lastUpdateTimestamp` (or `updateTime`) is the latest `lastTransitionTime` of the node's conditions, else its creation time. Ties are broken by name, so paging is stable.",
     schema: {
       type: 'string',
-      enum: ['name', 'creationTimestamp', 'createTime'],
+      enum: ['name', 'creationTimestamp', 'createTime', 'lastUpdateTimestamp', 'updateTime'],
       default: 'creationTimestamp',
     },
   },
@@ -112,6 +114,37 @@ const listParameters: Parameter[] = [
       zones: { value: 'topology.kubernetes.io/zone in (a, b), !example.com/draining' },
       capacity: { value: 'tier!=gold,slots>3' },
     },
+  },
+  {
+    name: 'names',
+    in: 'query',
+    description: 'Comma-separated exact node names. Empty: no filter.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'uid',
+    in: 'query',
+    description: 'Exact `metadata.uid`. Empty: no filter.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'label',
+    in: 'query',
+    description: 'A Kubernetes selector matched against labels (as `labelSelector`; both must hold).',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'annotation',
+    in: 'query',
+    description:
+      "A Kubernetes selector (label-selector syntax) matched against the node's own annotations (not the allocation annotations this server adds).",
+    schema: { type: 'string' },
+  },
+  {
+    name: 'alias',
+    in: 'query',
+    description: `Case-sensitive substring of the \`<platform>.io/alias-name\` annotation. Empty: no filter.`,
+    schema: { type: 'string' },
   },
   {
     name: 'status',
@@ -151,7 +184,7 @@ export function nodesApi(ctx: ApiContext): ApiDescription {
           kind: { const: 'Node' },
           metadata: {
             type: 'object',
-            required: ['name', 'selfLink', 'uid', 'resourceVersion', 'creationTimestamp'],
+            required: ['name', 'selfLink', 'uid', 'resourceVersion', 'creationTimestamp', 'annotations'],
             properties: {
               name: { type: 'string' },
               selfLink: { type: 'string', pattern: '^/api/v1/nodes/' },
@@ -159,7 +192,12 @@ export function nodesApi(ctx: ApiContext): ApiDescription {
               resourceVersion: { type: 'string', pattern: '^\\d+$' },
               creationTimestamp: { type: 'string', format: 'date-time' },
               labels: { ...stringMap, description: 'Values may be empty strings.' },
-              annotations: { ...stringMap, description: 'Values may hold JSON text, kept verbatim.' },
+              annotations: {
+                ...stringMap,
+                description:
+                  "The node's annotations verbatim (values may hold JSON text), plus the eight allocation annotations `node.<platform>.io/{cpu,memory}-{requests,limits}[-fraction]` (docs/nodes-api.md).",
+                required: allocationKeys(allocationPrefix(ctx.platformName)),
+              },
             },
             not: { required: ['managedFields'] },
           },

@@ -43,6 +43,15 @@ const node = (overrides: Record<string, unknown> = {}) => ({
     resourceVersion: '42',
     creationTimestamp: '2024-05-01T10:00:00Z',
     labels: { 'node-role.kubernetes.io/worker': '' },
+    // Every served node carries the eight allocation annotations.
+    annotations: Object.fromEntries(
+      ['cpu', 'memory'].flatMap((r) =>
+        ['requests', 'limits'].flatMap((side) => [
+          [`node.acme.io/${r}-${side}`, '0'],
+          [`node.acme.io/${r}-${side}-fraction`, '0%'],
+        ]),
+      ),
+    ),
     ...overrides,
   },
   spec: {},
