@@ -12,7 +12,7 @@ export class KubeRequestError extends Error {
 }
 
 export interface KubeRequestOptions {
-  method?: 'GET' | 'POST' | 'PATCH';
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   body?: unknown;
   /** Content type of the body; JSON by default (a JSON patch needs its own). */
   contentType?: string;

@@ -34,6 +34,8 @@ export interface NodesServerOptions {
   staleIfErrorMs?: number;
   reviewTimeoutMs?: number;
   gzipMinBytes?: number;
+  /** Watch pods for the allocation annotations (default true; false: every node shows zeros). */
+  withPods?: boolean;
   /** Defaults to a silent one (or debug on stderr with NODES_TEST_LOG=1). */
   logger?: Logger;
 }
@@ -75,7 +77,7 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     logger,
     metrics: cacheMetrics,
     platformName,
-    allocations: pods,
+    ...(options.withPods === false ? {} : { allocations: pods }),
     initialBackoffMs: 100,
     maxBackoffMs: 1000,
   });
@@ -114,7 +116,7 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     readiness,
     logger,
   });
-  pods.start();
+  if (options.withPods !== false) pods.start();
   cache.start();
   return {
     url: running.url,
