@@ -130,15 +130,16 @@ const listParameters: Parameter[] = [
   {
     name: 'label',
     in: 'query',
-    description: 'A Kubernetes selector matched against labels (as `labelSelector`; both must hold).',
-    schema: { type: 'string' },
+    description:
+      'A selector in `labelSelector` syntax matched against labels (both must hold). Malformed: a 400 naming `label`.',
+    schema: { type: 'string', pattern: LABEL_SELECTOR_PATTERN },
   },
   {
     name: 'annotation',
     in: 'query',
     description:
-      "A Kubernetes selector (label-selector syntax) matched against the node's own annotations (not the allocation annotations this server adds).",
-    schema: { type: 'string' },
+      "A selector in `labelSelector` syntax matched against the node's own annotations (not the allocation annotations this server adds). Malformed: a 400 naming `annotation`.",
+    schema: { type: 'string', pattern: LABEL_SELECTOR_PATTERN },
   },
   {
     name: 'alias',
