@@ -3,8 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 
-// No container engine runs in this project's CI, so the image is never built here; these checks keep
-// deploy/Dockerfile consistent with the repository, .dockerignore and the chart by reading them.
+// The image is built for real by `npm run image` and run by the end-to-end tests (test/e2e/); these
+// quick checks keep deploy/Dockerfile consistent with the repository, .dockerignore and the chart.
 const root = new URL('../../', import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
 
@@ -52,26 +52,19 @@ test('multi-stage build on Node 24 LTS, both stages on the same Debian release',
   assert.equal(stageStarts.length, 2, 'a build stage and a runtime stage');
   const arg = (name: string) =>
     all.find((i) => i.op === 'ARG' && i.args.startsWith(`${name}=`))?.args.slice(name.length + 1);
-  const build = arg('BUILD_IMAGE') ?? '';
-  const runtime = arg('RUNTIME_IMAGE') ?? '';
-  assert.match(build, /^node:24-bookworm$/);
-  assert.match(runtime, /^node:24-bookworm-slim$/);
-  // Native addons are built against the build stage's glibc: the runtime must be the same release.
-  assert.equal(runtime, `${build}-slim`);
+  // Docker users' defaults; scripts/build-image.sh passes its own bookworm-based images.
+  assert.equal(arg('BUILD_IMAGE'), 'node:24-bookworm');
+  // The build stage's node binary runs on the runtime image: both are Debian 12 (bookworm).
+  assert.equal(arg('RUNTIME_IMAGE'), 'gcr.io/distroless/cc-debian12');
   assert.equal(all[stageStarts[0]!]!.args, '${BUILD_IMAGE} AS build');
   assert.equal(finalStage[0]!.args, '${RUNTIME_IMAGE}');
 });
 
 test('the runtime stage has no build tools, production dependencies only, and a numeric non-root user', () => {
-  const runs = finalStage.filter((i) => i.op === 'RUN').map((i) => i.args);
-  // The only RUN of the runtime stage deletes the package managers; nothing is installed or built there.
-  assert.ok(
-    runs.every((r) => r.startsWith('rm -rf ') || !/\b(npm|npx|yarn|apt-get|apk|gcc|make)\b/.test(r)),
-    `no package manager or compiler runs in the runtime stage: ${runs.join(' | ')}`,
-  );
-  assert.ok(
-    runs.some((r) => r.includes('/usr/local/lib/node_modules') && r.includes('/usr/local/bin/npm')),
-    'npm and corepack are removed',
+  // Nothing runs in the runtime stage (its base has no shell): it only receives build outputs.
+  assert.deepEqual(
+    finalStage.filter((i) => i.op === 'RUN'),
+    [],
   );
   assert.ok(
     buildStage.some((i) => i.op === 'RUN' && /npm prune --omit=dev/.test(i.args)),
@@ -82,6 +75,9 @@ test('the runtime stage has no build tools, production dependencies only, and a 
     copies.every((c) => c.startsWith('--from=build ')),
     'the runtime stage copies only build outputs',
   );
+  // Of the Node installation, only the binary: no npm, npx or corepack.
+  assert.ok(copies.includes('--from=build /usr/local/bin/node /usr/local/bin/node'));
+  assert.ok(!copies.some((c) => c.includes('lib/node_modules')), 'no npm in the runtime stage');
   const user = finalStage.filter((i) => i.op === 'USER').at(-1)?.args ?? '';
   assert.match(user, /^[1-9]\d*:[1-9]\d*$/);
   assert.equal(
@@ -90,7 +86,10 @@ test('the runtime stage has no build tools, production dependencies only, and a 
     "the chart's runAsUser/runAsGroup",
   );
   assert.equal(finalStage.find((i) => i.op === 'EXPOSE')?.args, String(values.containerPort));
-  assert.equal(finalStage.find((i) => i.op === 'ENTRYPOINT')?.args, '["node", "dist/main.js"]');
+  assert.equal(
+    finalStage.find((i) => i.op === 'ENTRYPOINT')?.args,
+    '["/usr/local/bin/node", "dist/main.js"]',
+  );
 });
 
 test('every path the build stage copies exists and is in the build context', () => {

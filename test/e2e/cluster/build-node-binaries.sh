@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the node side of the end-to-end tests' one-node cluster into the shared binary cache, keyed by
+# version: kube-controller-manager, kube-scheduler, kubelet and kube-proxy from the same Kubernetes
+# module and version as the kube-apiserver (test/cluster/kube), and the Traefik ingress controller from
+# its own wrapper module (test/e2e/cluster/traefik). Only builds what is missing.
+#
+#   test/e2e/cluster/build-node-binaries.sh                 build if missing, print the bin dir
+#   test/e2e/cluster/build-node-binaries.sh --print-paths   print NAME=path lines for the harness
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cluster_dir="$(cd "$here/../../cluster" && pwd)"
+# shellcheck source=../../cluster/versions.env
+source "$cluster_dir/versions.env"
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache_root="${PLATFORM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/platform-apiserver}"
+bin_dir="$cache_root/bin"
+mkdir -p "$bin_dir"
+export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+
+log() { printf '[build-node-binaries] %s\n' "$*" >&2; }
+
+kube_minor="${KUBE_VERSION#v1.}"
+kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${kube_minor%%.*} -X k8s.io/component-base/version.gitTreeState=clean"
+traefik_ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION"
+
+names=(kube-controller-manager kube-scheduler kubelet kube-proxy traefik)
+path_of() { # name -> cached path
+  case "$1" in
+    traefik) echo "$bin_dir/traefik-$TRAEFIK_VERSION" ;;
+    *) echo "$bin_dir/$1-$KUBE_VERSION" ;;
+  esac
+}
+
+print_result() {
+  if [ "${1:-}" = "--print-paths" ]; then
+    local name
+    for name in "${names[@]}"; do
+      printf '%s=%s\n' "$(echo "$name" | tr 'a-z-' 'A-Z_')" "$(path_of "$name")"
+    done
+  else
+    echo "$bin_dir"
+  fi
+}
+
+missing=0
+for name in "${names[@]}"; do [ -x "$(path_of "$name")" ] || missing=1; done
+if [ "$missing" = 0 ]; then
+  print_result "${1:-}"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  log "ERROR: Go is not installed or not on PATH; it is needed to build the node binaries for the end-to-end tests."
+  exit 2
+fi
+
+build() { # name pkg module-dir ldflags
+  local name="$1" pkg="$2" dir="$3" ldflags="$4"
+  local out
+  out="$(path_of "$name")"
+  [ -x "$out" ] && return
+  log "building $name (cold builds take minutes; cached afterwards in $bin_dir)"
+  local start
+  start=$(date +%s)
+  (cd "$dir" && CGO_ENABLED=0 nice go build -trimpath -pgo=off -ldflags "$ldflags" -o "$out.tmp.$$" "$pkg")
+  mv "$out.tmp.$$" "$out"
+  log "built $name in $(($(date +%s) - start))s"
+}
+
+build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$cluster_dir/kube" "$kube_ldflags"
+build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$cluster_dir/kube" "$kube_ldflags"
+build kubelet k8s.io/kubernetes/cmd/kubelet "$cluster_dir/kube" "$kube_ldflags"
+build kube-proxy k8s.io/kubernetes/cmd/kube-proxy "$cluster_dir/kube" "$kube_ldflags"
+build traefik github.com/traefik/traefik/v3/cmd/traefik "$here/traefik" "$traefik_ldflags"
+print_result "${1:-}"
