@@ -151,7 +151,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     adminPassword = Buffer.from(secret.data['password'] ?? '', 'base64').toString();
     // Traefik picks the Ingress and its endpoints up from its watch.
     await waitFor('the Ingress to route to the server', 120, async () => {
-      const res = await fetch(`${base}/readyz`);
+      const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) });
       return res.status === 200 ? true : undefined;
     });
   });
@@ -244,12 +244,28 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       ...chartValues,
       '--set=config.log.level=debug',
     ]);
-    await waitFor('the upgraded Pods behind the Ingress', 120, async () => {
-      const res = await fetch(`${base}/kapis/resources.platform.io/v1alpha3/nodes`, {
-        headers: { Authorization: `Bearer ${before.access_token}` },
-      });
-      return res.status === 200 ? true : undefined;
+    // Until the old Pods are gone and the Ingress routes only to the new ones (Traefik follows the
+    // EndpointSlices; a request to a removed Pod's address would time out at the gateway).
+    await waitFor('only the upgraded Pods to remain', 180, async () => {
+      const pods = JSON.parse(
+        await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=pa', '-o', 'json']),
+      ) as { items: { metadata: { annotations?: Record<string, string> } }[] };
+      return pods.items.length === 2 ? true : undefined;
     });
+    let inARow = 0;
+    await waitFor('ten answers in a row through the Ingress', 120, async () => {
+      const ok = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) }).then(
+        (res) => res.status === 200,
+        () => false,
+      );
+      inARow = ok ? inARow + 1 : 0;
+      return inARow >= 10 ? true : undefined;
+    });
+    // The access token from before the upgrade: the same signing key, the same live session.
+    const nodes = await fetch(`${base}/kapis/resources.platform.io/v1alpha3/nodes`, {
+      headers: { Authorization: `Bearer ${before.access_token}` },
+    });
+    assert.equal(nodes.status, 200, await nodes.clone().text());
     const refreshed = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
