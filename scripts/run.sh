@@ -2,7 +2,8 @@
 # Entry point of the README's commands on a fresh machine: makes sure Node 24, the npm dependencies,
 # the control-plane binaries and helm (and, for tests, nginx and the OpenSearch log store) are present,
 # then runs the demo or the whole test suite.
-#   bash scripts/run.sh test   unit + integration tests against a real kube-apiserver + etcd
+#   bash scripts/run.sh test   end-to-end tests (one-node cluster), then unit + integration tests against
+#                              a real kube-apiserver + etcd
 #   bash scripts/run.sh demo   local control plane with demo nodes, and the server against it
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +29,9 @@ case "${1:-}" in
     bash test/logstore/install-opensearch.sh >/dev/null
     npm run --silent typecheck
     npm run --silent lint
+    # End-to-end: the image built from deploy/Dockerfile, installed with helm on a one-node cluster
+    # (real kubelet, containerd + runc, Traefik Ingress); torn down whatever happens (test/e2e/run.sh).
+    bash test/e2e/run.sh
     # One run, one summary line: unit tests, then integration tests sharing one control plane.
     node --test --test-concurrency=1 --test-timeout=600000 \
       --test-global-setup=test/global-setup.ts \
