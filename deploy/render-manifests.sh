@@ -32,7 +32,7 @@ HEADER
   local scratch
   scratch="$(mktemp -d)"
   HELM_CACHE_HOME="$scratch" HELM_CONFIG_HOME="$scratch" HELM_DATA_HOME="$scratch" \
-    "$helm" template "$release" charts/platform-apiserver --namespace "$namespace" --include-crds \
+    "$helm" template "$release" charts/platform-apiserver --namespace "$namespace" --include-crds --skip-tests \
     -f deploy/manifests-values.yaml
   rm -rf "$scratch"
 }

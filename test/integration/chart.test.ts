@@ -97,6 +97,8 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'ClusterRoleBinding',
       'ConfigMap',
       'Deployment',
+      // The `helm test` hook Pod (templates/tests/).
+      'Pod',
       'PodDisruptionBudget',
       'Secret',
       'Secret',
