@@ -241,6 +241,12 @@ export const ConfigSchema = Type.Object(
         maximum: 90 * 86_400,
         doc: "Refresh token lifetime (must be longer than the access token's); a session ends when its refresh token expires unrefreshed.",
       }),
+      refreshGraceSeconds: integer({
+        default: 5,
+        minimum: 0,
+        maximum: 60,
+        doc: 'A refresh token repeated within this many seconds of its redemption (a retry, or the same token sent to two replicas at once) gets a valid answer for the same session instead of revoking it; later reuse still revokes. `0` turns the grace off.',
+      }),
       clockSkewSeconds: integer({
         default: 10,
         minimum: 0,

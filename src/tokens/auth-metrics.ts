@@ -19,6 +19,8 @@ export interface AuthMetrics {
   lockouts: Counter;
   sessionsEnded: Counter<'reason'>;
   passwordVerifySeconds: Histogram;
+  ledgerWriteFailures: Counter<'step'>;
+  statusWriteFailures: Counter<'write'>;
 }
 
 /** The token service's metrics. Labels are small closed sets: never a user name, client id or token. */
@@ -52,6 +54,16 @@ export function createAuthMetrics(registry: Registry, activeSessions: () => numb
       name: 'platform_password_verify_duration_seconds',
       help: 'Time to verify one password with bcrypt (off the event loop).',
       buckets: [0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6],
+    }),
+    ledgerWriteFailures: counter(registry, {
+      name: 'platform_login_ledger_write_failures_total',
+      help: 'Login admission ledger writes that failed after their retries (reserve: the login got 503; settle: the check counts as a failure when its lease ends).',
+      labelNames: ['step'],
+    }),
+    statusWriteFailures: counter(registry, {
+      name: 'platform_user_status_write_failures_total',
+      help: 'User status writes (lock shown as AuthLimitExceeded, last login) that failed; the lockout itself still holds.',
+      labelNames: ['write'],
     }),
   };
 }

@@ -9,7 +9,7 @@ import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IamGroup } from './iam-resources.ts';
 
-export type IamPlural = 'users' | 'sessions';
+export type IamPlural = 'users' | 'sessions' | 'loginthrottles' | 'loginrecords';
 
 /** Another writer changed the object since we read it (HTTP 409 on a resourceVersion precondition). */
 export class ConflictError extends Error {}

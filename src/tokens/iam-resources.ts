@@ -50,6 +50,10 @@ export interface SessionObject extends KubernetesObject {
     refreshTokenId: string;
     /** When the current refresh token expires (RFC 3339); the session is deleted after that. */
     expiresAt: string;
+    /** jti of the refresh token redeemed last: repeated within the grace window it is a retry, not a reuse. */
+    previousRefreshTokenId?: string;
+    /** When that happened (RFC 3339). */
+    rotatedAt?: string;
     sourceAddress?: string;
   };
 }

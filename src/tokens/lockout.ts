@@ -1,52 +1,64 @@
 import type { UserStatus } from './iam-resources.ts';
 
-/** N failed logins within the window lock the account for one window. */
+/** N failed password checks within the window lock the account for one window. */
 export interface LockoutPolicy {
   maxFailures: number;
   windowSeconds: number;
 }
 
-/** Whether logins are refused right now, and for how long still. */
+/**
+ * Whether the User's status says logins are refused right now (a lock shown by this server, set by the
+ * original's controller, or by an administrator), and for how long still. The original's schema has no
+ * `lockedUntil`: there a lock lasts one window from its `lastTransitionTime`, as the original's does.
+ */
 export function lockoutOf(
   status: UserStatus | undefined,
   nowMs: number,
+  policy: LockoutPolicy,
 ): { locked: false } | { locked: true; retryAfterSeconds: number } {
-  if (status?.state !== 'AuthLimitExceeded' || !status.lockedUntil) return { locked: false };
-  const untilMs = Date.parse(status.lockedUntil);
+  if (status?.state !== 'AuthLimitExceeded') return { locked: false };
+  const untilMs = lockEndOf(status, policy);
   if (!Number.isFinite(untilMs) || untilMs <= nowMs) return { locked: false };
   return { locked: true, retryAfterSeconds: Math.max(1, Math.ceil((untilMs - nowMs) / 1000)) };
 }
 
+function lockEndOf(status: UserStatus, policy: LockoutPolicy): number {
+  if (status.lockedUntil) return Date.parse(status.lockedUntil);
+  if (status.lastTransitionTime) return Date.parse(status.lastTransitionTime) + policy.windowSeconds * 1000;
+  return Number.NaN;
+}
+
 /**
- * The user's status after one more failed login: failures older than the window are dropped, and reaching
- * the limit locks the account until one window from now. A Disabled state is never overwritten.
+ * The status showing a lock the admission ledger has just set, in the original's shape (state
+ * AuthLimitExceeded, reason, lastTransitionTime; `lockedUntil` where our schema keeps it). A Disabled
+ * state is never overwritten.
  */
-export function statusAfterFailure(
+export function statusAfterLock(
   status: UserStatus | undefined,
   nowMs: number,
   policy: LockoutPolicy,
-): { status: UserStatus; lockedNow: boolean } {
-  const windowStartMs = nowMs - policy.windowSeconds * 1000;
-  const failures = [...(status?.recentFailedLogins ?? []), new Date(nowMs).toISOString()]
-    .filter((t) => Date.parse(t) > windowStartMs)
-    .slice(-policy.maxFailures);
-  const next: UserStatus = { ...stripExpiredLock(status, nowMs), recentFailedLogins: failures };
-  const lockedNow = next.state !== 'Disabled' && failures.length >= policy.maxFailures;
-  if (lockedNow) {
-    next.state = 'AuthLimitExceeded';
-    next.reason = `${failures.length} failed logins within ${policy.windowSeconds} s`;
-    next.lastTransitionTime = new Date(nowMs).toISOString();
-    next.lockedUntil = new Date(nowMs + policy.windowSeconds * 1000).toISOString();
-  }
-  return { status: next, lockedNow };
+): UserStatus {
+  const next: UserStatus = { ...status };
+  delete next.recentFailedLogins;
+  if (next.state === 'Disabled') return next;
+  next.state = 'AuthLimitExceeded';
+  next.reason = `Failed login attempts exceed ${policy.maxFailures} in last ${policy.windowSeconds}s`;
+  next.lastTransitionTime = new Date(nowMs).toISOString();
+  next.lockedUntil = new Date(nowMs + policy.windowSeconds * 1000).toISOString();
+  return next;
 }
 
-/** The user's status after a successful login: failures forgotten, an expired lock lifted. */
-export function statusAfterSuccess(status: UserStatus | undefined, nowMs: number): UserStatus {
+/** The user's status after a successful login: an expired lock lifted, the login time recorded. */
+export function statusAfterSuccess(
+  status: UserStatus | undefined,
+  nowMs: number,
+  policy: LockoutPolicy,
+): UserStatus {
   const next: UserStatus = {
-    ...stripExpiredLock(status, nowMs),
+    ...stripExpiredLock(status, nowMs, policy),
     lastLoginTime: new Date(nowMs).toISOString(),
   };
+  // Written by earlier versions; the count now lives in the admission ledger.
   delete next.recentFailedLogins;
   // A user created with kubectl has no status yet: the first login makes "Active" visible in `kubectl get users`.
   next.state ??= 'Active';
@@ -54,9 +66,13 @@ export function statusAfterSuccess(status: UserStatus | undefined, nowMs: number
 }
 
 /** Lifts a lock whose time has passed (Active again); anything else is returned unchanged. */
-export function stripExpiredLock(status: UserStatus | undefined, nowMs: number): UserStatus {
+export function stripExpiredLock(
+  status: UserStatus | undefined,
+  nowMs: number,
+  policy: LockoutPolicy,
+): UserStatus {
   const next: UserStatus = { ...status };
-  if (next.state === 'AuthLimitExceeded' && !lockoutOf(next, nowMs).locked) {
+  if (next.state === 'AuthLimitExceeded' && !lockoutOf(next, nowMs, policy).locked) {
     next.state = 'Active';
     next.reason = 'lockout window passed';
     next.lastTransitionTime = new Date(nowMs).toISOString();

@@ -1,7 +1,9 @@
 import type { Logger } from '../observability/logger.ts';
 import type { AuthMetrics } from './auth-metrics.ts';
+import type { Settlement } from './attempt-ledger.ts';
 import { stateOf, type UserObject } from './iam-resources.ts';
-import { lockoutOf } from './lockout.ts';
+import { LedgerContendedError, type LedgerStore, type LoginAdmission } from './login-admission.ts';
+import { lockoutOf, type LockoutPolicy } from './lockout.ts';
 import { oauthError } from './oauth-request.ts';
 import type { PasswordCheck } from './password-gate.ts';
 import { newSessionId, type SessionStore } from './session-store.ts';
@@ -39,6 +41,9 @@ export class OAuthService {
   readonly #logger: Logger;
   readonly #metrics: AuthMetrics;
   readonly #nowMs: () => number;
+  readonly #admission: LoginAdmission;
+  readonly #unknownNames: LedgerStore;
+  readonly #policy: LockoutPolicy;
 
   constructor(deps: {
     tokens: TokenService;
@@ -48,8 +53,16 @@ export class OAuthService {
     singleSession: boolean;
     logger: Logger;
     metrics: AuthMetrics;
+    /** Admission control of password checks (docs/authentication.md, "Lockout"). */
+    admission: LoginAdmission;
+    /** Ledgers of names that are no user, so a lock does not reveal which names exist. */
+    unknownNames: LedgerStore;
+    policy: LockoutPolicy;
     nowMs?: () => number;
   }) {
+    this.#admission = deps.admission;
+    this.#unknownNames = deps.unknownNames;
+    this.#policy = deps.policy;
     this.#tokens = deps.tokens;
     this.#users = deps.users;
     this.#sessions = deps.sessions;
@@ -72,58 +85,108 @@ export class OAuthService {
       });
 
     const user = await this.#users.findForLogin(attempt.login);
-    // A locked account is refused before its password is checked: guessing stops for the whole window.
-    const lock = lockoutOf(user?.status, this.#nowMs());
-    if (lock.locked) {
+    // Admission before the password is looked at: a check is reserved in the shared ledger (the User's,
+    // or the unknown names' shard) and settled after. Known and unknown names take the same path, so
+    // neither the answers nor their timing tell which names exist.
+    const statusLock = lockoutOf(user?.status, this.#nowMs(), this.#policy);
+    let reservation;
+    try {
+      reservation = statusLock.locked
+        ? { admitted: false as const, retryAfterSeconds: statusLock.retryAfterSeconds }
+        : await this.#admission.reserve(
+            user ? this.#users.ledgers : this.#unknownNames,
+            user ? user.metadata.name : attempt.login,
+          );
+    } catch (err) {
+      if (!(err instanceof LedgerContendedError)) throw err;
+      this.#metrics.ledgerWriteFailures.inc({ step: 'reserve' });
+      log('unavailable', 'login ledger contended', user);
+      throw oauthError('Unavailable', 'temporarily_unavailable', 'too many concurrent logins for this name; retry', {
+        retryAfterSeconds: 1,
+      });
+    }
+    if (!reservation.admitted) {
       log('locked', 'account locked after too many failed logins', user);
       throw oauthError(
         'TooManyRequests',
         'invalid_grant',
-        `too many failed logins for this account; retry after ${lock.retryAfterSeconds} s`,
-        { retryAfterSeconds: lock.retryAfterSeconds },
+        `too many failed logins for this account; retry after ${reservation.retryAfterSeconds} s`,
+        { retryAfterSeconds: reservation.retryAfterSeconds },
       );
     }
+    const settle = (outcome: Settlement) => this.#settle(reservation.settle, outcome, user, attempt);
 
+    let matches: boolean;
     const stopTimer = this.#metrics.passwordVerifySeconds.startTimer();
-    const matches = await this.#passwords.verify(attempt.password, user?.spec?.password);
-    stopTimer();
+    try {
+      matches = await this.#passwords.verify(attempt.password, user?.spec?.password);
+    } catch (err) {
+      // The password was never compared (e.g. the verification gate is full): nothing to count.
+      settle('released');
+      throw err;
+    } finally {
+      stopTimer();
+    }
     if (!user || !matches) {
-      // Not awaited: a known user's answer must not take a cluster round trip longer than an unknown one's.
-      // The count itself is exact (compare-and-swap on the User), it only lands a few milliseconds later.
-      if (user) this.#countFailure(user, attempt.sourceAddress);
+      // Settled without waiting: the reservation already counts, so the next guess on any replica sees it.
+      settle('failure');
       log('failure', user ? 'wrong password' : 'unknown user', user);
       throw oauthError('BadRequest', 'invalid_grant', BAD_CREDENTIALS);
     }
     if (stateOf(user) === 'Disabled') {
+      settle('released');
       log('failure', 'account disabled', user);
       throw oauthError('BadRequest', 'invalid_grant', 'account is disabled');
     }
+    settle('success');
 
     const response = await this.#openSession(user, attempt);
     log('success', 'authenticated', user);
-    // Bookkeeping must not fail a login that succeeded; a lost lastLoginTime is only logged.
-    this.#users.recordSuccess(user).catch((err: unknown) => {
-      this.#logger.warn('could not record login on user status', {
-        user: user.metadata.name,
-        error: String(err),
-      });
-    });
+    this.#users.recordSuccess(user).catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
     return response;
   }
 
-  #countFailure(user: UserObject, sourceAddress: string | undefined): void {
-    this.#users.recordFailure(user).then(
+  /**
+   * Settles a reservation in the background, with the ledger's bounded retries. If it still fails the
+   * reservation stays and counts as a failure when its lease ends: a failure is never dropped.
+   */
+  #settle(
+    settle: (outcome: Settlement) => Promise<{ lockedNow: boolean }>,
+    outcome: Settlement,
+    user: UserObject | undefined,
+    attempt: LoginAttempt,
+  ): void {
+    settle(outcome).then(
       ({ lockedNow }) => {
         if (!lockedNow) return;
         this.#metrics.lockouts.inc();
-        this.#logger.warn('account locked', { user: user.metadata.name, sourceAddress });
+        this.#logger.warn('account locked', {
+          user: user?.metadata.name ?? attempt.login.slice(0, 64),
+          knownUser: user !== undefined,
+          sourceAddress: attempt.sourceAddress,
+        });
+        // The lock holds through the ledger; the status shows it in the original's shape.
+        if (user)
+          this.#users.recordLock(user).catch((err: unknown) => this.#statusWriteFailed('lock', user, err));
       },
-      (err: unknown) =>
-        this.#logger.error('could not count a failed login', {
-          user: user.metadata.name,
+      (err: unknown) => {
+        this.#metrics.ledgerWriteFailures.inc({ step: 'settle' });
+        this.#logger.error('could not settle a login check; it counts as a failure when its lease ends', {
+          user: user?.metadata.name ?? attempt.login.slice(0, 64),
+          outcome,
           error: String(err),
-        }),
+        });
+      },
     );
+  }
+
+  #statusWriteFailed(write: 'lock' | 'last_login', user: UserObject, err: unknown): void {
+    this.#metrics.statusWriteFailures.inc({ write });
+    this.#logger.error('could not write the user status', {
+      user: user.metadata.name,
+      write,
+      error: String(err),
+    });
   }
 
   async #openSession(user: UserObject, attempt: LoginAttempt): Promise<TokenResponse> {
@@ -178,6 +241,23 @@ export class OAuthService {
     }
     if (result.outcome === 'gone')
       throw oauthError('BadRequest', 'invalid_grant', 'refresh token is revoked or expired');
+    if (result.outcome === 'repeated') {
+      // A retry within the grace window: the session's current refresh token, signed again (same jti and
+      // expiry), so both answers leave the client holding a token the session accepts.
+      const again = this.#tokens.issue(
+        { username: claims.username, clientId, sessionId: claims.sid },
+        {
+          tokenId: result.session.spec.refreshTokenId,
+          expiresAtSeconds: Math.floor(Date.parse(result.session.spec.expiresAt) / 1000),
+        },
+      );
+      this.#logger.info('refresh repeated within the grace window', {
+        user: claims.username,
+        client: clientId,
+        session: claims.sid,
+      });
+      return tokenResponse(again);
+    }
     this.#logger.info('token refreshed', { user: claims.username, client: clientId, session: claims.sid });
     return tokenResponse(issued);
   }

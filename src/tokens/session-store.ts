@@ -18,6 +18,11 @@ export interface NewSession {
 
 export type RotateOutcome =
   | { outcome: 'rotated'; session: SessionObject }
+  /**
+   * The presented refresh token was redeemed moments ago (within the grace window): a retry or a race
+   * between replicas. The session is unchanged; the caller answers with its current refresh token.
+   */
+  | { outcome: 'repeated'; session: SessionObject }
   /** The presented refresh token was already redeemed: the session has been revoked. */
   | { outcome: 'reused' }
   | { outcome: 'gone' };
@@ -40,13 +45,17 @@ export class SessionStore {
   readonly #cache: ReadThroughCache<SessionObject>;
   readonly #logger: Logger;
   readonly #nowMs: () => number;
+  readonly #graceMs: number;
 
   constructor(deps: {
     api: IamApi;
     informer: Informer<SessionObject>;
     logger: Logger;
+    /** How long a just-redeemed refresh token may be repeated without counting as reuse (0: never). */
+    refreshGraceSeconds?: number;
     nowMs?: () => number;
   }) {
+    this.#graceMs = (deps.refreshGraceSeconds ?? 0) * 1000;
     this.#api = deps.api;
     this.#informer = deps.informer;
     this.#logger = deps.logger;
@@ -119,6 +128,8 @@ export class SessionStore {
         current = await this.#cache.getFresh(sessionId);
         if (!current) break;
         if (current.spec.refreshTokenId !== presentedTokenId) {
+          if (this.#isGraceRepeat(current, presentedTokenId))
+            return { outcome: 'repeated', session: current };
           await this.delete(sessionId);
           this.#logger.warn('refresh token reused: session revoked', {
             session: sessionId,
@@ -133,6 +144,8 @@ export class SessionStore {
           ...current.spec,
           refreshTokenId: next.refreshTokenId,
           expiresAt: new Date(next.expiresAtSeconds * 1000).toISOString(),
+          previousRefreshTokenId: presentedTokenId,
+          rotatedAt: new Date(this.#nowMs()).toISOString(),
         },
       };
       try {
@@ -149,6 +162,14 @@ export class SessionStore {
       }
     }
     return { outcome: 'gone' };
+  }
+
+  /** The token redeemed last, repeated within the grace window (judged on a fresh read only). */
+  #isGraceRepeat(session: SessionObject, presentedTokenId: string): boolean {
+    const { previousRefreshTokenId, rotatedAt } = session.spec;
+    if (this.#graceMs <= 0 || previousRefreshTokenId !== presentedTokenId || !rotatedAt) return false;
+    const sinceMs = this.#nowMs() - Date.parse(rotatedAt);
+    return sinceMs >= -this.#graceMs && sinceMs <= this.#graceMs;
   }
 
   /** Ends a session; true if it existed. Every replica's cache drops it when the watch delivers the deletion. */

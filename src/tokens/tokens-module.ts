@@ -20,6 +20,9 @@ import { SessionStore } from './session-store.ts';
 import { sessionSignals } from './session-signals.ts';
 import { ephemeralKeySet, KeyError, loadKeySet, type KeySet } from './signing-keys.ts';
 import { TokenService } from './tokens.ts';
+import { LoginAdmission } from './login-admission.ts';
+import { UnknownNameLedgers } from './unknown-name-ledgers.ts';
+import { discoverUserSchema, UserSchemaProbe } from './user-schema.ts';
 import { UserStore } from './user-store.ts';
 
 /**
@@ -55,8 +58,23 @@ export const tokensModule: FeatureModule = {
     const informerOptions = { logger, metrics: cacheMetrics, transform: dropManagedFields };
     const userInformer = iamApi.informer<UserObject>('users', informerOptions);
     const sessionInformer = iamApi.informer<SessionObject>('sessions', informerOptions);
-    const users = new UserStore({ api: iamApi, informer: userInformer, policy: authConfig.lockout, logger });
-    const sessions = new SessionStore({ api: iamApi, informer: sessionInformer, logger });
+    const userSchema = new UserSchemaProbe({
+      discover: () => discoverUserSchema(ctx.get(kubeConfigRef), iamApi.iam),
+      log: (level, message, fields) => logger[level](message, fields),
+    });
+    const users = new UserStore({
+      api: iamApi,
+      informer: userInformer,
+      policy: authConfig.lockout,
+      logger,
+      schema: () => userSchema.schema,
+    });
+    const sessions = new SessionStore({
+      api: iamApi,
+      informer: sessionInformer,
+      logger,
+      refreshGraceSeconds: authConfig.refreshGraceSeconds,
+    });
     const clients = parseClients(authConfig.clients, config.platformName);
     const issuer = authConfig.issuer || config.platformName;
     const tokens = new TokenService({
@@ -81,6 +99,13 @@ export const tokensModule: FeatureModule = {
       singleSession: authConfig.singleSession,
       logger,
       metrics,
+      admission: new LoginAdmission({ policy: authConfig.lockout }),
+      unknownNames: new UnknownNameLedgers({
+        api: iamApi,
+        policy: authConfig.lockout,
+        shared: () => userSchema.schema.loginThrottles,
+      }),
+      policy: authConfig.lockout,
     });
     const authenticator = new AccessTokenAuthenticator({ tokens, users, sessions });
     ctx.provide(
@@ -116,8 +141,13 @@ export const tokensModule: FeatureModule = {
         ],
         openApi: [oauthApi()],
       },
-      readiness: { 'users-cache': () => userInformer.synced, 'sessions-cache': () => sessionInformer.synced },
+      readiness: {
+        'users-cache': () => userInformer.synced,
+        'sessions-cache': () => sessionInformer.synced,
+        'user-schema': () => userSchema.known,
+      },
       start() {
+        userSchema.start();
         userInformer.start();
         sessionInformer.start();
         if (bootstrapAdmin) {
@@ -142,6 +172,7 @@ export const tokensModule: FeatureModule = {
       },
       async stop() {
         clearInterval(sweep);
+        userSchema.stop();
         await Promise.all([userInformer.stop(), sessionInformer.stop()]);
       },
     };

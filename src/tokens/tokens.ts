@@ -4,6 +4,20 @@ import type { KeySet } from './signing-keys.ts';
 
 export type TokenType = 'access' | 'refresh';
 
+/**
+ * The `token_type` claim as the system we re-create writes it. Tokens issued before this change carry the
+ * bare `access` / `refresh`; both spellings are accepted until those tokens expire (a rolling upgrade logs
+ * no one out), only the original's spelling is issued.
+ */
+export const TOKEN_TYPE_CLAIM = { access: 'access_token', refresh: 'refresh_token' } as const;
+export type TokenTypeClaim = (typeof TOKEN_TYPE_CLAIM)[TokenType];
+
+function typeOfClaim(claim: unknown): TokenType | undefined {
+  if (claim === 'access_token' || claim === 'access') return 'access';
+  if (claim === 'refresh_token' || claim === 'refresh') return 'refresh';
+  return undefined;
+}
+
 /** The claims of every token this server issues. Times are Unix seconds. */
 export interface TokenClaims {
   iss: string;
@@ -17,7 +31,8 @@ export interface TokenClaims {
   jti: string;
   /** Session id: the name of the Session object in the cluster. */
   sid: string;
-  token_type: TokenType;
+  /** As signed: `access_token` / `refresh_token` (or, in tokens issued before, `access` / `refresh`). */
+  token_type: TokenTypeClaim | TokenType;
 }
 
 /** Why a token was refused. The reason is safe to show; it never contains the token. */
@@ -81,10 +96,18 @@ export class TokenService {
     return this.#options.accessTokenMaxAgeSeconds;
   }
 
-  issue(subject: { username: string; clientId: string; sessionId: string }): IssuedTokens {
+  /**
+   * A new access/refresh pair. `sameRefresh` re-signs the session's current refresh token (same jti and
+   * expiry) instead of minting a new one: the answer to a retried refresh inside the grace window, which
+   * must leave the session exactly as the first answer did.
+   */
+  issue(
+    subject: { username: string; clientId: string; sessionId: string },
+    sameRefresh?: { tokenId: string; expiresAtSeconds: number },
+  ): IssuedTokens {
     const o = this.#options;
     const now = Math.floor(this.#nowMs() / 1000);
-    const refreshTokenId = newTokenId();
+    const refreshTokenId = sameRefresh?.tokenId ?? newTokenId();
     const base = { iss: o.issuer, sub: subject.username, username: subject.username, aud: subject.clientId };
     const access: TokenClaims = {
       ...base,
@@ -93,13 +116,13 @@ export class TokenService {
       exp: now + o.accessTokenMaxAgeSeconds,
       jti: newTokenId(),
       sid: subject.sessionId,
-      token_type: 'access',
+      token_type: TOKEN_TYPE_CLAIM.access,
     };
     const refresh: TokenClaims = {
       ...access,
-      exp: now + o.refreshTokenMaxAgeSeconds,
+      exp: sameRefresh?.expiresAtSeconds ?? now + o.refreshTokenMaxAgeSeconds,
       jti: refreshTokenId,
-      token_type: 'refresh',
+      token_type: TOKEN_TYPE_CLAIM.refresh,
     };
     return {
       accessToken: this.#sign(access),
@@ -158,11 +181,9 @@ export class TokenService {
     if (!this.#options.audiences.includes(claims.aud)) {
       throw new TokenError('wrong_audience', 'token was issued to an unknown client');
     }
-    if (claims.token_type !== expectedType) {
-      throw new TokenError(
-        'wrong_type',
-        `expected an ${expectedType} token, got a ${claims.token_type} token`,
-      );
+    const type = typeOfClaim(claims.token_type);
+    if (type !== expectedType) {
+      throw new TokenError('wrong_type', `expected an ${expectedType} token, got a ${type} token`);
     }
     return claims;
   }
@@ -221,7 +242,7 @@ function asClaims(payload: unknown): TokenClaims {
     payload === null ||
     strings.some((k) => typeof p[k] !== 'string' || p[k] === '') ||
     numbers.some((k) => typeof p[k] !== 'number') ||
-    (p.token_type !== 'access' && p.token_type !== 'refresh')
+    typeOfClaim(p.token_type) === undefined
   ) {
     throw new TokenError('malformed', 'token lacks required claims');
   }

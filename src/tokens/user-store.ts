@@ -1,9 +1,12 @@
 import type { Informer } from '../cluster/informer.ts';
 import type { Logger } from '../observability/logger.ts';
 import { ConflictError, type IamApi } from './iam-api.ts';
+import { decodeLedger, encodeLedger, type AttemptLedger } from './attempt-ledger.ts';
 import type { UserObject, UserStatus } from './iam-resources.ts';
-import { statusAfterFailure, statusAfterSuccess, stripExpiredLock, type LockoutPolicy } from './lockout.ts';
+import { CAS_RETRIES, casBackoffMs, LedgerContendedError, type LedgerStore } from './login-admission.ts';
+import { statusAfterLock, statusAfterSuccess, stripExpiredLock, type LockoutPolicy } from './lockout.ts';
 import { ReadThroughCache } from './read-through.ts';
+import type { UserSchema } from './user-schema.ts';
 
 const CAS_ATTEMPTS = 5;
 
@@ -19,14 +22,28 @@ export class UserStore {
   readonly #policy: LockoutPolicy;
   readonly #logger: Logger;
   readonly #nowMs: () => number;
+  readonly #schema: () => UserSchema;
+  readonly #ledgerAnnotation: string;
+  /** The admission ledgers of known users: an annotation on the User (see docs/authentication.md). */
+  readonly ledgers: LedgerStore;
 
   constructor(deps: {
     api: IamApi;
     informer: Informer<UserObject>;
     policy: LockoutPolicy;
     logger: Logger;
+    /** Which CRD shape was found at start; without a status subresource, status is written with the object. */
+    schema?: () => UserSchema;
     nowMs?: () => number;
   }) {
+    this.#schema =
+      deps.schema ?? (() => ({ statusSubresource: true, loginRecords: false, loginThrottles: true }));
+    this.#ledgerAnnotation = `${deps.api.iam.group}/login-attempts`;
+    this.ledgers = {
+      peek: (name) => this.#ledgerOf(this.#cache.peek(name)),
+      queueOf: (name) => `user/${name}`,
+      update: (name, change) => this.#updateLedger(name, change),
+    };
     this.#api = deps.api;
     this.#informer = deps.informer;
     this.#policy = deps.policy;
@@ -72,19 +89,45 @@ export class UserStore {
     return matches.length === 1 ? matches[0] : undefined;
   }
 
-  /** Counts a failed login; returns whether this failure locked the account. */
-  async recordFailure(user: UserObject): Promise<{ lockedNow: boolean }> {
-    let lockedNow = false;
-    await this.#updateStatus(user, (status) => {
-      const next = statusAfterFailure(status, this.#nowMs(), this.#policy);
-      lockedNow = next.lockedNow;
-      return next.status;
-    });
-    return { lockedNow };
+  /** Shows a lock the admission ledger just set in the original's shape (state AuthLimitExceeded). */
+  async recordLock(user: UserObject): Promise<void> {
+    await this.#updateStatus(user, (status) => statusAfterLock(status, this.#nowMs(), this.#policy));
+  }
+
+  #ledgerOf(user: UserObject | undefined): AttemptLedger {
+    return decodeLedger(user?.metadata.annotations?.[this.#ledgerAnnotation]);
+  }
+
+  async #updateLedger<R>(
+    name: string,
+    change: (ledger: AttemptLedger) => { ledger?: AttemptLedger; result: R },
+  ): Promise<R> {
+    let current = await this.#cache.get(name);
+    for (let attempt = 1; ; attempt++) {
+      if (!current) throw new LedgerContendedError(`user ${name} disappeared`);
+      const { ledger, result } = change(this.#ledgerOf(current));
+      if (!ledger) return result;
+      const annotations = { ...current.metadata.annotations, [this.#ledgerAnnotation]: encodeLedger(ledger) };
+      try {
+        // The main resource, not /status: annotations are metadata, and the original's CRD keeps unknown
+        // status fields out (its schema prunes them).
+        const updated = await this.#api.replace<UserObject>('users', {
+          ...current,
+          metadata: { ...current.metadata, annotations },
+        });
+        this.#cache.remember(updated);
+        return result;
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+        if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
+        await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
+        current = await this.#cache.getFresh(name);
+      }
+    }
   }
 
   async recordSuccess(user: UserObject): Promise<void> {
-    await this.#updateStatus(user, (status) => statusAfterSuccess(status, this.#nowMs()));
+    await this.#updateStatus(user, (status) => statusAfterSuccess(status, this.#nowMs(), this.#policy));
   }
 
   /** Turns locks whose window has passed back to Active, so `kubectl get users` shows the truth. */
@@ -92,9 +135,9 @@ export class UserStore {
     let lifted = 0;
     for (const user of this.#informer.list()) {
       if (user.status?.state !== 'AuthLimitExceeded') continue;
-      const next = stripExpiredLock(user.status, this.#nowMs());
+      const next = stripExpiredLock(user.status, this.#nowMs(), this.#policy);
       if (next.state === 'AuthLimitExceeded') continue;
-      await this.#updateStatus(user, (status) => stripExpiredLock(status, this.#nowMs()));
+      await this.#updateStatus(user, (status) => stripExpiredLock(status, this.#nowMs(), this.#policy));
       lifted++;
     }
     return lifted;
@@ -107,10 +150,11 @@ export class UserStore {
     let current: UserObject | undefined = user;
     for (let attempt = 1; current; attempt++) {
       try {
+        // Without a status subresource (the original's users CRD) status is part of the object.
         const updated = await this.#api.replace<UserObject>(
           'users',
           { ...current, status: change(current.status) },
-          'status',
+          this.#schema().statusSubresource ? 'status' : undefined,
         );
         this.#cache.remember(updated);
         return;

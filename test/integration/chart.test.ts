@@ -401,8 +401,13 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.deepEqual(role['rules'], [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
-      { apiGroups: ['iam.platform.io'], resources: ['users'], verbs: ['get', 'list', 'watch', 'create'] },
+      {
+        apiGroups: ['iam.platform.io'],
+        resources: ['users'],
+        verbs: ['get', 'list', 'watch', 'update', 'create'],
+      },
       { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
+      { apiGroups: ['iam.platform.io'], resources: ['loginthrottles'], verbs: ['get', 'create', 'update'] },
       {
         apiGroups: ['iam.platform.io'],
         resources: ['sessions'],
@@ -419,7 +424,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
     const userRule = (
       findObject(noAdmin, 'ClusterRole')['rules'] as { resources: string[]; verbs: string[] }[]
     ).find((r) => r.resources.includes('users'));
-    assert.deepEqual(userRule?.verbs, ['get', 'list', 'watch']);
+    assert.deepEqual(userRule?.verbs, ['get', 'list', 'watch', 'update']);
     const binding = findObject(objects, 'ClusterRoleBinding');
     assert.deepEqual(binding['roleRef'], {
       apiGroup: 'rbac.authorization.k8s.io',
@@ -526,6 +531,8 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'sessions', 'iam.platform.io'],
       ['delete', 'sessions', 'iam.platform.io'],
       ['update', 'users/status', 'iam.platform.io'],
+      ['update', 'users', 'iam.platform.io'],
+      ['update', 'loginthrottles', 'iam.platform.io'],
     ];
     const refused: [string, string, string?, string?][] = [
       ['delete', 'nodes'],
@@ -538,8 +545,8 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
       ['patch', 'users', 'iam.platform.io'],
-      ['update', 'users', 'iam.platform.io'],
       ['delete', 'users', 'iam.platform.io'],
+      ['delete', 'loginthrottles', 'iam.platform.io'],
       ['deletecollection', 'sessions', 'iam.platform.io'],
     ];
     for (const [verb, resource, group, ns] of allowed)

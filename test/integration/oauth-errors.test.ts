@@ -373,6 +373,15 @@ describe('token endpoint: bad input', () => {
       assert.equal((await api(sign({ ...claims(), exp: now - 3 }))).status, 404);
     });
 
+    test('a token issued before token_type took the original values (access) is still accepted', async () => {
+      const sign = (payload: Record<string, unknown>) =>
+        jwt.sign(payload, signingKey(), { algorithm: 'ES256', keyid: String(header()['kid']) });
+      assert.equal(claims()['token_type'], 'access_token');
+      assert.equal((await api(sign({ ...claims(), token_type: 'access' }))).status, 404);
+      await assertUnauthorized(sign({ ...claims(), token_type: 'refresh' }), /expected an access token/);
+      await assertUnauthorized(sign({ ...claims(), token_type: 'static_token' }), /required claims/);
+    });
+
     test('a refresh token is not a bearer token; an access token is not a refresh token', async () => {
       await assertUnauthorized(refresh, /expected an access token/);
       const res = await postForm(`${server.url}/oauth/token`, {

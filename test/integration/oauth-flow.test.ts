@@ -163,13 +163,13 @@ describe('OAuth flow with a standard client library', () => {
     const { payload } = await jwtVerify(access, jwks, { issuer: 'platform', audience: 'platform' });
     assert.equal(payload.sub, BOB.name);
     assert.equal(payload['username'], BOB.name);
-    assert.equal(payload['token_type'], 'access');
+    assert.equal(payload['token_type'], 'access_token');
     assert.equal(payload.exp! - payload.iat!, 7200);
     assert.equal(payload.nbf, payload.iat);
     assert.equal(typeof payload.jti, 'string');
     assert.equal(typeof payload['sid'], 'string');
     const refreshClaims = decodeJwt(refresh);
-    assert.equal(refreshClaims['token_type'], 'refresh');
+    assert.equal(refreshClaims['token_type'], 'refresh_token');
     assert.equal(refreshClaims['sid'], payload['sid']);
     assert.ok(refreshClaims.exp! > payload.exp!, 'refresh token outlives the access token');
 

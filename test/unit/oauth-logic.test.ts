@@ -4,7 +4,19 @@ import type { Request } from 'express';
 import { AddressLimiter } from '../../src/tokens/address-limiter.ts';
 import { isAnonymousPath } from '../../src/http/bearer-door.ts';
 import { ClientRegistry, parseClients } from '../../src/tokens/clients.ts';
-import { lockoutOf, statusAfterFailure, statusAfterSuccess } from '../../src/tokens/lockout.ts';
+import { lockoutOf, statusAfterLock, statusAfterSuccess } from '../../src/tokens/lockout.ts';
+import {
+  admit,
+  decodeLedger,
+  EMPTY_LEDGER,
+  encodeLedger,
+  lockOf,
+  normalized,
+  RESERVATION_LEASE_MS,
+  settle,
+  type AttemptLedger,
+  type Settlement,
+} from '../../src/tokens/attempt-ledger.ts';
 import { clientCredentialsOf, parseForm } from '../../src/tokens/oauth-request.ts';
 import { bcryptCostOf, hashPassword, PasswordVerifier } from '../../src/tokens/passwords.ts';
 import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
@@ -113,41 +125,86 @@ describe('lockout', () => {
   const policy = { maxFailures: 3, windowSeconds: 600 };
   const t = (seconds: number) => Date.UTC(2026, 0, 1) + seconds * 1000;
 
-  test('N failures within the window lock for one window; older failures do not count', () => {
-    let status = statusAfterFailure(undefined, t(0), policy).status;
-    status = statusAfterFailure(status, t(100), policy).status;
-    assert.equal(status.state, undefined);
-    // The first failure has left the window when the third arrives: no lock yet.
-    const late = statusAfterFailure(status, t(601), policy);
-    assert.equal(late.lockedNow, false);
-    assert.deepEqual(late.status.recentFailedLogins, [
-      new Date(t(100)).toISOString(),
-      new Date(t(601)).toISOString(),
-    ]);
+  /** Reserves and settles one check; undefined when it was refused. */
+  const check = (ledger: AttemptLedger, id: string, at: number, outcome: Settlement) => {
+    const admission = admit(ledger, id, t(at), policy);
+    if (!admission.admitted) return undefined;
+    return settle(admission.ledger, id, outcome, t(at), policy);
+  };
 
-    const locked = statusAfterFailure(late.status, t(650), policy);
-    assert.equal(locked.lockedNow, true);
-    assert.equal(locked.status.state, 'AuthLimitExceeded');
-    assert.deepEqual(lockoutOf(locked.status, t(660)), { locked: true, retryAfterSeconds: 590 });
-    assert.deepEqual(lockoutOf(locked.status, t(1250)), { locked: false });
+  test('admission: running checks count, so at most maxFailures checks are admitted at once', () => {
+    let ledger: AttemptLedger = EMPTY_LEDGER;
+    for (const id of ['a', 'b', 'c']) {
+      const admission = admit(ledger, id, t(0), policy);
+      assert.ok(admission.admitted);
+      ledger = admission.ledger;
+    }
+    assert.deepEqual(admit(ledger, 'd', t(1), policy), { admitted: false, retryAfterSeconds: 599 });
+    // One running check succeeds: the others still count, the success forgets settled failures only.
+    ledger = settle(ledger, 'a', 'success', t(2), policy).ledger;
+    assert.ok(admit(ledger, 'd', t(2), policy).admitted);
+    // A released check (the password was never compared) leaves no trace.
+    assert.deepEqual(settle(ledger, 'b', 'released', t(2), policy).ledger.pending, { c: t(0) });
   });
 
-  test('success clears failures and lifts an expired lock; Disabled is never overwritten', () => {
-    const locked = statusAfterFailure({ recentFailedLogins: [] }, t(0), {
-      maxFailures: 1,
-      windowSeconds: 60,
-    }).status;
-    const after = statusAfterSuccess(locked, t(61));
+  test('N failures within the window lock for one window; older failures do not count', () => {
+    let ledger: AttemptLedger = EMPTY_LEDGER;
+    ledger = check(ledger, 'a', 0, 'failure')!.ledger;
+    ledger = check(ledger, 'b', 100, 'failure')!.ledger;
+    // The first failure has left the window when the third arrives: no lock yet.
+    const late = check(ledger, 'c', 601, 'failure')!;
+    assert.equal(late.lockedNow, false);
+    assert.deepEqual(late.ledger.failures, [t(100), t(601)]);
+    const locked = check(late.ledger, 'd', 650, 'failure')!;
+    assert.equal(locked.lockedNow, true);
+    assert.deepEqual(lockOf(locked.ledger, t(660)), { locked: true, retryAfterSeconds: 590 });
+    assert.equal(check(locked.ledger, 'e', 660, 'success'), undefined, 'refused before any check');
+    // After the window a new count starts: the failures that caused the lock are spent.
+    assert.deepEqual(lockOf(locked.ledger, t(1250)), { locked: false });
+    assert.deepEqual(normalized(locked.ledger, t(1251), policy).failures, []);
+  });
+
+  test('a reservation left by a replica that died counts as a failure when its lease ends, never twice', () => {
+    const admission = admit(EMPTY_LEDGER, 'lost', t(0), policy);
+    assert.ok(admission.admitted);
+    const later = normalized(admission.ledger, t(0) + RESERVATION_LEASE_MS + 1, policy);
+    assert.deepEqual(later, { failures: [t(0)], pending: {} });
+    const settledLate = settle(admission.ledger, 'lost', 'failure', t(0) + RESERVATION_LEASE_MS + 1, policy);
+    assert.deepEqual(settledLate.ledger.failures, [t(0)]);
+  });
+
+  test('the ledger survives its annotation text; unreadable text is an empty ledger', () => {
+    const ledger: AttemptLedger = { failures: [t(1)], pending: { x: t(2) }, lockedUntil: t(3) };
+    assert.deepEqual(decodeLedger(encodeLedger(ledger)), ledger);
+    assert.deepEqual(decodeLedger('{not json'), EMPTY_LEDGER);
+    assert.deepEqual(decodeLedger(undefined), EMPTY_LEDGER);
+  });
+
+  test('status in the original shape: AuthLimitExceeded with lastTransitionTime; lock end without lockedUntil', () => {
+    const locked = statusAfterLock(undefined, t(0), policy);
+    assert.equal(locked.state, 'AuthLimitExceeded');
+    assert.equal(locked.lastTransitionTime, new Date(t(0)).toISOString());
+    assert.equal(locked.reason, 'Failed login attempts exceed 3 in last 600s');
+    // The original's schema prunes lockedUntil: the lock lasts one window from lastTransitionTime.
+    const pruned = { ...locked };
+    delete pruned.lockedUntil;
+    assert.deepEqual(lockoutOf(pruned, t(10), policy), { locked: true, retryAfterSeconds: 590 });
+    assert.deepEqual(lockoutOf(pruned, t(601), policy), { locked: false });
+    assert.equal(statusAfterLock({ state: 'Disabled' }, t(0), policy).state, 'Disabled');
+  });
+
+  test('success lifts an expired lock and records the login', () => {
+    const locked = statusAfterLock({ recentFailedLogins: [] }, t(0), { maxFailures: 1, windowSeconds: 60 });
+    const after = statusAfterSuccess(locked, t(61), { maxFailures: 1, windowSeconds: 60 });
     assert.equal(after.state, 'Active');
     assert.equal(after.recentFailedLogins, undefined);
     assert.equal(after.lockedUntil, undefined);
     assert.equal(after.lastLoginTime, new Date(t(61)).toISOString());
-
-    assert.equal(statusAfterSuccess(undefined, t(0)).state, 'Active', 'a first login shows the state');
-
-    const disabled = statusAfterFailure({ state: 'Disabled' }, t(0), { maxFailures: 1, windowSeconds: 60 });
-    assert.equal(disabled.lockedNow, false);
-    assert.equal(disabled.status.state, 'Disabled');
+    assert.equal(
+      statusAfterSuccess(undefined, t(0), policy).state,
+      'Active',
+      'a first login shows the state',
+    );
   });
 });
 

@@ -50,9 +50,10 @@ describe('TokenService', () => {
         exp: now + 7200,
         jti: 'string',
         sid: 's1',
-        token_type: 'access',
+        token_type: 'access_token',
       },
     );
+    assert.equal(jwt.decode(issued.refreshToken, { json: true })!['token_type'], 'refresh_token');
     const refresh = service(keys).verify(issued.refreshToken, 'refresh');
     assert.equal(refresh.exp, now + 14_400);
     assert.equal(refresh.jti, issued.refreshTokenId);
@@ -61,6 +62,22 @@ describe('TokenService', () => {
     const header = jwt.decode(issued.accessToken, { complete: true })!.header;
     assert.equal(header.alg, 'ES256');
     assert.equal(header.kid, keys.signing.kid);
+  });
+
+  test('tokens issued with the former token_type values (access, refresh) are still accepted', () => {
+    const s = service(keys);
+    const issued = s.issue(subject);
+    const resign = (token: string, type: string) => {
+      const claims = { ...jwt.decode(token, { json: true })!, token_type: type };
+      return jwt.sign(claims, keys.signing.signWith, {
+        algorithm: keys.signing.algorithm,
+        keyid: keys.signing.kid,
+      });
+    };
+    assert.equal(s.verify(resign(issued.accessToken, 'access'), 'access').username, 'alice');
+    assert.equal(s.verify(resign(issued.refreshToken, 'refresh'), 'refresh').jti, issued.refreshTokenId);
+    rejects(() => s.verify(resign(issued.accessToken, 'refresh'), 'access'), 'wrong_type');
+    rejects(() => s.verify(resign(issued.accessToken, 'id_token'), 'access'), 'malformed');
   });
 
   test('type confusion: a refresh token is not an access token and vice versa', () => {
