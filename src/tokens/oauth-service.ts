@@ -101,9 +101,14 @@ export class OAuthService {
       if (!(err instanceof LedgerContendedError)) throw err;
       this.#metrics.ledgerWriteFailures.inc({ step: 'reserve' });
       log('unavailable', 'login ledger contended', user);
-      throw oauthError('Unavailable', 'temporarily_unavailable', 'too many concurrent logins for this name; retry', {
-        retryAfterSeconds: 1,
-      });
+      throw oauthError(
+        'Unavailable',
+        'temporarily_unavailable',
+        'too many concurrent logins for this name; retry',
+        {
+          retryAfterSeconds: 1,
+        },
+      );
     }
     if (!reservation.admitted) {
       log('locked', 'account locked after too many failed logins', user);
