@@ -59,6 +59,14 @@ export class IamApi {
     }
   }
 
+  /** The objects carrying the label selector's labels (a linearizable list). */
+  async list<T extends KubernetesObject>(plural: IamPlural, labelSelector: string): Promise<T[]> {
+    const list = (await this.#api.listClusterCustomObject({ ...this.#ref(plural), labelSelector })) as {
+      items?: T[];
+    };
+    return list.items ?? [];
+  }
+
   /** Deletes; true if it existed. */
   async delete(plural: IamPlural, name: string): Promise<boolean> {
     try {

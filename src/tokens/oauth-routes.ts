@@ -137,7 +137,13 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       const login = requireField(form, 'username');
       const password = requireField(form, 'password');
       res.json(
-        await deps.service.passwordGrant({ clientId: client, login, password, sourceAddress: req.ip }),
+        await deps.service.passwordGrant({
+          clientId: client,
+          login,
+          password,
+          sourceAddress: req.ip,
+          userAgent: req.get('user-agent'),
+        }),
       );
       return;
     }

@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger.ts';
 import type { AuthMetrics } from './auth-metrics.ts';
 import type { Settlement } from './attempt-ledger.ts';
+import type { LoginRecordWriter } from './login-records.ts';
 import { stateOf, type UserObject } from './iam-resources.ts';
 import { LedgerContendedError, type LedgerStore, type LoginAdmission } from './login-admission.ts';
 import { lockoutOf, type LockoutPolicy } from './lockout.ts';
@@ -23,6 +24,7 @@ export interface LoginAttempt {
   login: string;
   password: string;
   sourceAddress: string | undefined;
+  userAgent?: string | undefined;
 }
 
 /** One message for unknown user and wrong password, so answers do not reveal which accounts exist. */
@@ -44,6 +46,7 @@ export class OAuthService {
   readonly #admission: LoginAdmission;
   readonly #unknownNames: LedgerStore;
   readonly #policy: LockoutPolicy;
+  readonly #records: LoginRecordWriter | undefined;
 
   constructor(deps: {
     tokens: TokenService;
@@ -58,8 +61,11 @@ export class OAuthService {
     /** Ledgers of names that are no user, so a lock does not reveal which names exist. */
     unknownNames: LedgerStore;
     policy: LockoutPolicy;
+    /** The original's LoginRecord objects, for logins of known users (when that CRD exists). */
+    records?: LoginRecordWriter;
     nowMs?: () => number;
   }) {
+    this.#records = deps.records;
     this.#admission = deps.admission;
     this.#unknownNames = deps.unknownNames;
     this.#policy = deps.policy;
@@ -136,6 +142,8 @@ export class OAuthService {
       // Settled without waiting: the reservation already counts, so the next guess on any replica sees it.
       settle('failure');
       log('failure', user ? 'wrong password' : 'unknown user', user);
+      // As the original: records only for existing users.
+      if (user) this.#record(user, attempt, false, 'incorrect password');
       throw oauthError('BadRequest', 'invalid_grant', BAD_CREDENTIALS);
     }
     if (stateOf(user) === 'Disabled') {
@@ -147,6 +155,7 @@ export class OAuthService {
 
     const response = await this.#openSession(user, attempt);
     log('success', 'authenticated', user);
+    this.#record(user, attempt, true, 'authenticated successfully');
     this.#users.recordSuccess(user).catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
     return response;
   }
@@ -183,6 +192,17 @@ export class OAuthService {
         });
       },
     );
+  }
+
+  /** Not awaited: a login never waits for its record (the writer counts and logs its own failures). */
+  #record(user: UserObject, attempt: LoginAttempt, success: boolean, reason: string): void {
+    void this.#records?.record({
+      username: user.metadata.name,
+      success,
+      reason,
+      sourceIP: attempt.sourceAddress,
+      userAgent: attempt.userAgent,
+    });
   }
 
   #statusWriteFailed(write: 'lock' | 'last_login', user: UserObject, err: unknown): void {

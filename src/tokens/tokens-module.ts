@@ -20,7 +20,10 @@ import { SessionStore } from './session-store.ts';
 import { sessionSignals } from './session-signals.ts';
 import { ephemeralKeySet, KeyError, loadKeySet, type KeySet } from './signing-keys.ts';
 import { TokenService } from './tokens.ts';
+import { accessReviewerRef } from '../access/access-module.ts';
 import { LoginAdmission } from './login-admission.ts';
+import { LoginRecordWriter } from './login-records.ts';
+import { loginRecordsRoutes } from './login-records-routes.ts';
 import { UnknownNameLedgers } from './unknown-name-ledgers.ts';
 import { discoverUserSchema, UserSchemaProbe } from './user-schema.ts';
 import { UserStore } from './user-store.ts';
@@ -31,7 +34,7 @@ import { UserStore } from './user-store.ts';
  */
 export const tokensModule: FeatureModule = {
   name: 'tokens',
-  requires: [configRef, loggerRef, registryRef, kubeConfigRef, cacheMetricsRef],
+  requires: [configRef, loggerRef, registryRef, kubeConfigRef, cacheMetricsRef, accessReviewerRef],
   provides: [bearerDoorRef, sessionSignalsRef],
   async register(ctx) {
     const config = ctx.get(configRef);
@@ -86,6 +89,12 @@ export const tokensModule: FeatureModule = {
       clockSkewSeconds: authConfig.clockSkewSeconds,
     });
     const metrics = createAuthMetrics(ctx.get(registryRef), () => sessions.count);
+    const records = new LoginRecordWriter({
+      api: iamApi,
+      enabled: () => userSchema.schema.loginRecords,
+      logger,
+      onFailure: () => metrics.loginRecordWriteFailures.inc(),
+    });
     const oauth = new OAuthService({
       tokens,
       users,
@@ -106,6 +115,7 @@ export const tokensModule: FeatureModule = {
         shared: () => userSchema.schema.loginThrottles,
       }),
       policy: authConfig.lockout,
+      records,
     });
     const authenticator = new AccessTokenAuthenticator({ tokens, users, sessions });
     ctx.provide(
@@ -137,6 +147,14 @@ export const tokensModule: FeatureModule = {
             metrics,
             issuer,
             publicUrl: authConfig.publicUrl,
+          }),
+        ],
+        protectedRoutes: [
+          loginRecordsRoutes({
+            iam: iamApi.iam,
+            records,
+            enabled: () => userSchema.schema.loginRecords,
+            authorizer: ctx.get(accessReviewerRef),
           }),
         ],
         openApi: [oauthApi()],
