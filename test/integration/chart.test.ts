@@ -408,6 +408,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
       },
       { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
       { apiGroups: ['iam.platform.io'], resources: ['loginthrottles'], verbs: ['get', 'create', 'update'] },
+      { apiGroups: ['iam.platform.io'], resources: ['loginrecords'], verbs: ['list', 'create', 'delete'] },
       {
         apiGroups: ['iam.platform.io'],
         resources: ['sessions'],
