@@ -42,16 +42,42 @@ export function adminKubeConfig(kubeconfigPath: string): KubeConfig {
  * Installs the CRDs shipped with the chart (idempotent: the cluster is shared by the whole run and the
  * CRDs stay installed) and waits until the apiserver reports them Established.
  */
-export async function installIamCrds(kc: KubeConfig, platform = 'platform'): Promise<void> {
+export async function installIamCrds(
+  kc: KubeConfig,
+  platform = 'platform',
+  options: { skip?: string[] } = {},
+): Promise<void> {
+  const files = readdirSync(CRD_DIR).filter(
+    (f) => f.endsWith('.yaml') && !(options.skip ?? []).some((plural) => f.startsWith(`${plural}.`)),
+  );
+  await installCrdFiles(
+    kc,
+    files.map((f) => path.join(CRD_DIR, f)),
+    platform,
+  );
+}
+
+/** The original's users (no status subresource) and LoginRecord CRDs, as test fixtures. */
+export const SEED_CRD_FILES = ['users', 'loginrecords'].map((plural) =>
+  path.join(
+    path.dirname(fileURLToPath(import.meta.url)),
+    '..',
+    'fixtures',
+    'seed-crds',
+    `${plural}.iam.kubesphere.io.yaml`,
+  ),
+);
+
+/** Installs CRD files (group iam.platform.io or iam.kubesphere.io, moved to `iam.<platform>.io`), idempotently. */
+export async function installCrdFiles(kc: KubeConfig, paths: string[], platform: string): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
-  const files = readdirSync(CRD_DIR).filter((f) => f.endsWith('.yaml'));
+  const files = paths;
   const names: string[] = [];
   const plurals: string[] = [];
   for (const file of files) {
-    const text = readFileSync(path.join(CRD_DIR, file), 'utf8').replaceAll(
-      'iam.platform.io',
-      iamOf(platform).group,
-    );
+    const text = readFileSync(file, 'utf8')
+      .replaceAll('iam.platform.io', iamOf(platform).group)
+      .replaceAll('iam.kubesphere.io', iamOf(platform).group);
     const crd = parseYaml(text) as V1CustomResourceDefinition;
     if (!crd.spec.group.startsWith('iam.')) continue;
     names.push(crd.metadata!.name!);
