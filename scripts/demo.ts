@@ -24,7 +24,7 @@ await createNodes(kc.makeApiClient(CoreV1Api), DEMO_NODES, { prefix: 'demo' });
 say(`demo: kube-apiserver ${cp.server} with ${DEMO_NODES} demo nodes (kubeconfig: ${cp.kubeconfigPath})`);
 
 // The server keeps users and sessions as custom resources: install the chart's CRDs, as Helm would.
-const crds = fileURLToPath(new URL('../charts/platform-apiserver/crds/', import.meta.url));
+const crds = fileURLToPath(new URL('../charts/platform-apiserver/files/crds/', import.meta.url));
 const kubectl = (...args: string[]) =>
   execFileSync(cp.binaries.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], { stdio: 'pipe' });
 kubectl('apply', '-f', crds);

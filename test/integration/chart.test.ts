@@ -96,6 +96,9 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
+      'CustomResourceDefinition',
+      'CustomResourceDefinition',
+      'CustomResourceDefinition',
       'Deployment',
       // The `helm test` hook Pod (templates/tests/).
       'Pod',

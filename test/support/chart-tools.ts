@@ -79,9 +79,9 @@ export class ChartTools {
     return this.helm(['template', release, chartDir, `--namespace=${namespace}`, ...args]);
   }
 
-  /** Applies the chart's crds/ (as `helm install` does first) and waits until they are served. */
+  /** Applies the chart's CRDs for the default platform name (files/crds/) and waits until they are served. */
   async installChartCrds(): Promise<string[]> {
-    const dir = path.join(chartDir, 'crds');
+    const dir = path.join(chartDir, 'files', 'crds');
     const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
     if (files.length === 0) return [];
     await this.kubectl(['apply', '-f', dir]);

@@ -22,6 +22,7 @@ const CRD_DIR = path.join(
   '..',
   'charts',
   'platform-apiserver',
+  'files',
   'crds',
 );
 export const IAM = { group: 'iam.platform.io', version: 'v1alpha2' } as const;

@@ -124,3 +124,26 @@ the log store's CA file when its Secret is named).
 {{- define "platform-apiserver.scheme" -}}
 {{- if .Values.tls.secretName }}https{{ else }}http{{ end }}
 {{- end }}
+
+{{/*
+The chart's CRDs, each with its group following config.platformName, and whether to render it:
+a CRD is rendered when it does not exist yet or this release installed it; one installed by anyone
+else (another owner such as the original system, or another release) is left alone. Returns a list
+of {name, render, owner} dicts; `helm template` cannot look anything up and renders all.
+*/}}
+{{- define "platform-apiserver.crdPlan" -}}
+{{- $plan := list }}
+{{- range $path, $_ := .Files.Glob "files/crds/*.yaml" }}
+{{- $crd := $.Files.Get $path | replace "iam.platform.io" (include "platform-apiserver.iamGroup" $) | fromYaml }}
+{{- $existing := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" $crd.metadata.name }}
+{{- $annotations := dig "metadata" "annotations" (dict) $existing }}
+{{- $ours := and (eq (index $annotations "meta.helm.sh/release-name" | default "") $.Release.Name) (eq (index $annotations "meta.helm.sh/release-namespace" | default "") $.Release.Namespace) }}
+{{- $owner := "" }}
+{{- if and $existing (not $ours) }}
+{{- $owner = index $annotations "meta.helm.sh/release-name" | default "" }}
+{{- if $owner }}{{ $owner = printf "release %s/%s" (index $annotations "meta.helm.sh/release-namespace") $owner }}{{ else }}{{ $owner = "another owner (no ownership label of this chart)" }}{{ end }}
+{{- end }}
+{{- $plan = append $plan (dict "name" $crd.metadata.name "path" $path "render" (or (not $existing) $ours) "owner" $owner) }}
+{{- end }}
+{{- toJson $plan }}
+{{- end }}
