@@ -40,7 +40,7 @@ describe('helm chart CRDs beside another owner’s', () => {
 
   test('helm template renders the CRDs in iam.<platformName>.io', async () => {
     const rendered = await tools.template(release, namespace, ['--set', `config.platformName=${PLATFORM}`]);
-    const names = [...rendered.matchAll(/^kind: CustomResourceDefinition\n(?:.*\n)*?  name: (\S+)/gm)].map(
+    const names = [...rendered.matchAll(/^kind: CustomResourceDefinition\n(?:.*\n)*? {2}name: (\S+)/gm)].map(
       (m) => m[1],
     );
     assert.deepEqual(names.sort(), [`loginthrottles.${GROUP}`, `sessions.${GROUP}`, `users.${GROUP}`]);
