@@ -8,7 +8,7 @@ import type { IamGroup } from './iam-resources.ts';
 import type { LoginRecordObject, LoginRecordWriter } from './login-records.ts';
 
 export interface RecordsAuthorizer {
-  authorize(identity: Identity, attributes: ResourceAttributes): Promise<void>;
+  authorize(identity: Identity, attributes: ResourceAttributes): Promise<unknown>;
 }
 
 /**
