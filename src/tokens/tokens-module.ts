@@ -24,6 +24,8 @@ import { accessReviewerRef } from '../access/access-module.ts';
 import { LoginAdmission } from './login-admission.ts';
 import { LoginRecordWriter } from './login-records.ts';
 import { loginRecordsRoutes } from './login-records-routes.ts';
+import { loginRecordsApi } from './login-records-api.ts';
+import { packageVersion } from '../version.ts';
 import { UnknownNameLedgers } from './unknown-name-ledgers.ts';
 import { discoverUserSchema, UserSchemaProbe } from './user-schema.ts';
 import { UserStore } from './user-store.ts';
@@ -157,7 +159,10 @@ export const tokensModule: FeatureModule = {
             authorizer: ctx.get(accessReviewerRef),
           }),
         ],
-        openApi: [oauthApi()],
+        openApi: [
+          oauthApi(),
+          loginRecordsApi({ platformName: config.platformName, version: packageVersion() }),
+        ],
       },
       readiness: {
         'users-cache': () => userInformer.synced,
