@@ -147,6 +147,10 @@ describe('OpenAPI document of the real server', () => {
       }
       assert.equal(served['platform'], `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`);
     }
+    // No LoginRecord CRD in this cluster: own records answer 404 saying so; another user's need RBAC (403).
+    const records = (user: string) => `${url}/kapis/iam.acme.io/v1alpha2/users/${user}/loginrecords`;
+    assert.equal((await openapi.fetch(records(OSCAR.name), bearer)).res.status, 404);
+    assert.equal((await openapi.fetch(`${records(OLGA.name)}?limit=2`, bearer)).res.status, 403);
     const nodes = `${url}/kapis/resources.acme.io/v1alpha3/nodes`;
     await openapi.fetch(`${nodes}?limit=2&sortBy=name`, bearer);
     await openapi.fetch(`${nodes}/no-such-node`, bearer);
