@@ -71,6 +71,8 @@ export class NodeCache implements NodeSource {
   readonly #allocations: AllocationSource | undefined;
   readonly #prefix: string;
   #nodeTag = '';
+  #allocationTag = '';
+  readonly #pendingNodes = new Set<string>();
 
   constructor(options: NodeCacheOptions) {
     const { kubeConfig, logger } = options;
@@ -112,10 +114,22 @@ export class NodeCache implements NodeSource {
       // The informer has already moved to the event's (or the relist's) resourceVersion.
       this.#nodeTag = this.informer.resourceVersion;
     });
+    // Coalesced: a burst of pod events (a relist of thousands of pods, a rollout) rebuilds each
+    // node's bytes once, at the end of the current turn, not once per pod.
     this.#allocations?.onChange((name) => {
+      this.#pendingNodes.add(name);
+      if (this.#pendingNodes.size === 1) setImmediate(() => this.#applyAllocations());
+    });
+  }
+
+  #applyAllocations(): void {
+    for (const name of this.#pendingNodes) {
       const entry = this.index.get(name);
       if (entry) this.index.upsert(withAllocation(entry, this.#view(name)));
-    });
+    }
+    this.#pendingNodes.clear();
+    // Taken now, with the entries: a body built for this tag always holds these allocations.
+    this.#allocationTag = this.#allocations?.stateTag ?? '';
   }
 
   #view(name: string): AllocationView {
@@ -152,7 +166,7 @@ export class NodeCache implements NodeSource {
 
   get stateTag(): string {
     const nodeTag = this.#nodeTag || this.informer.resourceVersion;
-    return this.#allocations ? `${nodeTag}.${this.#allocations.stateTag}` : nodeTag;
+    return this.#allocations ? `${nodeTag}.${this.#allocationTag}` : nodeTag;
   }
 
   freshness(): Freshness {
