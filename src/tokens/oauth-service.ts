@@ -80,10 +80,11 @@ export class OAuthService {
   }
 
   async passwordGrant(attempt: LoginAttempt): Promise<TokenResponse> {
-    const log = (outcome: string, reason: string, user?: UserObject) =>
+    const log = (outcome: string, reason: string, user?: UserObject, extra: Record<string, unknown> = {}) =>
       this.#logger[outcome === 'success' ? 'info' : 'warn']('login', {
         outcome,
         reason,
+        ...extra,
         user: user?.metadata.name ?? attempt.login.slice(0, 64),
         knownUser: user !== undefined,
         client: attempt.clientId,
@@ -104,16 +105,19 @@ export class OAuthService {
             user ? user.metadata.name : attempt.login,
           );
     } catch (err) {
-      if (!(err instanceof LedgerContendedError)) throw err;
+      // Fail closed: no reservation, no password check. Contention and an unwritable ledger (the
+      // kube-apiserver away, the CRD missing) both answer 503, never a 500.
+      const contended = err instanceof LedgerContendedError;
       this.#metrics.ledgerWriteFailures.inc({ step: 'reserve' });
-      log('unavailable', 'login ledger contended', user);
+      if (contended) log('unavailable', 'login ledger contended', user);
+      else log('unavailable', 'login ledger cannot be written', user, { error: String(err) });
       throw oauthError(
         'Unavailable',
         'temporarily_unavailable',
-        'too many concurrent logins for this name; retry',
-        {
-          retryAfterSeconds: 1,
-        },
+        contended
+          ? 'too many concurrent logins for this name; retry'
+          : 'logins cannot be admitted right now; retry',
+        { retryAfterSeconds: 1 },
       );
     }
     if (!reservation.admitted) {

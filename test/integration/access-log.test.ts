@@ -1,7 +1,8 @@
 // The access log of the real server: batched output loses nothing on a graceful stop, and the default
 // policy keeps exceptional requests while sampling routine ones.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
+import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
@@ -16,6 +17,9 @@ async function send(url: string, path: string, requestId: string): Promise<numbe
 }
 
 describe('access log of the real server', () => {
+  // The login below must reach the password check (a 400), which needs the chart's IAM CRDs.
+  before(() => installIamCrds(adminKubeConfig(cp.kubeconfigPath)));
+
   test('every line buffered at SIGTERM is written before the process exits', async () => {
     const server = await startServerProcess([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,

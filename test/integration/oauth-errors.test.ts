@@ -15,7 +15,7 @@ import {
   passwordLogin,
   postForm,
 } from '../support/iam-fixtures.ts';
-import type { ServerProcess } from '../support/server-process.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
 const USER = { name: 'errors-erin', password: 'erin-Pa55word!', groups: ['developers'] };
@@ -279,6 +279,31 @@ describe('token endpoint: bad input', () => {
       body: form({ ...good, username: '../../etc/passwd' }),
     });
     assert.deepEqual(weird.json, wrong.json);
+  });
+
+  test('a login the ledger cannot admit (its CRD missing) → 503 temporarily_unavailable, never a 500', async () => {
+    // Another platform name: its iam group is not installed, so no login ledger can be written.
+    const cp = await testControlPlane();
+    const bare = await startServerProcess([
+      `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+      '--platformName=errors-nocrd',
+      '--auth.addressRequestsPerMinute=0',
+    ]);
+    try {
+      const res = await raw(`${bare.url}/oauth/token`, {
+        headers: formHeaders,
+        body: form({
+          ...good,
+          client_id: 'errors-nocrd',
+          client_secret: 'errors-nocrd',
+          username: 'errors-nobody',
+        }),
+      });
+      assertOAuthError(res, 503, 'temporarily_unavailable');
+      assert.equal(res.headers.get('retry-after'), '1');
+    } finally {
+      await bare.stop();
+    }
   });
 
   test('unknown /oauth paths answer in RFC 6749 form', async () => {
