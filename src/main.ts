@@ -2,9 +2,7 @@ import { readFileSync } from 'node:fs';
 import { accessModule } from './access/access-module.ts';
 import { versionModule } from './build-info/version-module.ts';
 import { createCacheMetrics } from './cluster/cache-metrics.ts';
-import { instrumentKubeConfig } from './cluster/kube-client-metrics.ts';
-import { loadKubeConfig } from './cluster/kube-config.ts';
-import { shareKubeDispatcher } from './cluster/upstream-agent.ts';
+import { connectKubeConfig } from './cluster/kube-connection.ts';
 import { ConfigError, loadConfig } from './config/config.ts';
 import { healthModule } from './health/health-module.ts';
 import {
@@ -22,7 +20,7 @@ import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { startServer, type RunningServer } from './http/server.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
-import { lowerThreadPoolPriority } from './http/thread-pool-priority.ts';
+import { niceThreadPool } from './http/thread-pool-priority.ts';
 import { loadTlsMaterial } from './http/tls-files.ts';
 import { accessLogPolicy } from './observability/access-log-policy.ts';
 import { bufferedStdout } from './observability/buffered-output.ts';
@@ -33,7 +31,6 @@ import { logQueryModule } from './log-query/log-query-module.ts';
 import { nodesModule } from './nodes/nodes-module.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
-import { upstreamRequestDuration } from './observability/upstream-metrics.ts';
 import { tokensModule } from './tokens/tokens-module.ts';
 import { packageVersion } from './version.ts';
 
@@ -59,12 +56,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const requestContext = createRequestContextStore();
   const logger = createLogger({ level: config.log.level, context: requestContext, stream: bufferedStdout() });
   const registry = createMetricsRegistry();
-  const kubeConfig = loadKubeConfig(config.kubernetes, env);
-  // Before any client is made from it: every request to the kube-apiserver is then measured, and shares
-  // one keep-alive pool instead of a new one per request.
-  if (!shareKubeDispatcher(kubeConfig))
-    logger.warn('cannot share one connection pool for kube-apiserver requests');
-  instrumentKubeConfig(kubeConfig, upstreamRequestDuration(registry));
+  const kubeConfig = connectKubeConfig(config.kubernetes, env, { registry, logger });
 
   const lifecycle = new Lifecycle<HttpEdge>(logger);
   lifecycle
@@ -75,11 +67,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     .provide(cacheMetricsRef, createCacheMetrics(registry))
     .provide(readinessRef, lifecycle.readiness);
   const edges = await lifecycle.register(MODULES);
-  // Registering has run libuv's pool (the password verifier's start-up hash): its threads, which run
-  // bcrypt and gzip, can now be made to yield to the event loop.
-  const nicedThreads = lowerThreadPoolPriority(http.threadPoolNice);
-  if (nicedThreads > 0)
-    logger.info('thread pool niced', { threads: nicedThreads, nice: http.threadPoolNice });
+  // Registering has started libuv's pool (the password verifier's start-up hash): now it can be niced.
+  niceThreadPool(http.threadPoolNice, logger);
   await lifecycle.start();
 
   // The document describes exactly the route groups mounted below.

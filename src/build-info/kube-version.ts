@@ -1,9 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeVersionCache, type KubeVersion } from '../cluster/kube-version.ts';
 import { kubeRequest } from '../cluster/kube-request.ts';
 import type { Logger } from '../observability/logger.ts';
 
-/** The kube-apiserver's `/version` object, passed through as it is. */
-export type KubeVersion = Readonly<Record<string, unknown>>;
+export type { KubeVersion } from '../cluster/kube-version.ts';
 
 export interface KubeVersionOptions {
   kubeConfig: KubeConfig;
@@ -15,40 +15,28 @@ export interface KubeVersionOptions {
 }
 
 /**
- * The kube-apiserver's version, asked with the server's own credentials. The system we re-create asks
- * on every call; here an answer is reused for a few seconds and concurrent callers share one request.
- * A failure yields undefined (the field is then left out, as there) and is logged.
+ * The kube-apiserver's version for `/kapis/version`, asked with the server's own credentials. The system we
+ * re-create asks on every call; here the shared cache reuses an answer for a few seconds and concurrent
+ * callers share one request. Without any answer the field is left out (as there) and the failure logged.
  */
 export class KubeVersionSource {
-  readonly #options: KubeVersionOptions;
-  readonly #now: () => number;
-  #cached: { at: number; version: KubeVersion } | undefined;
-  #inFlight: Promise<KubeVersion | undefined> | undefined;
+  readonly #cache: KubeVersionCache;
+  readonly #logger: Logger;
 
   constructor(options: KubeVersionOptions) {
-    this.#options = options;
-    this.#now = options.now ?? Date.now;
+    const timeoutMs = options.timeoutMs ?? 5000;
+    this.#logger = options.logger;
+    this.#cache = new KubeVersionCache({
+      fetch: () => kubeRequest<KubeVersion>(options.kubeConfig, '/version', { timeoutMs }),
+      ttlMs: options.ttlMs ?? 10_000,
+      ...(options.now ? { nowMs: options.now } : {}),
+    });
   }
 
   get(): Promise<KubeVersion | undefined> {
-    const ttlMs = this.#options.ttlMs ?? 10_000;
-    if (this.#cached && this.#now() - this.#cached.at < ttlMs) return Promise.resolve(this.#cached.version);
-    this.#inFlight ??= kubeRequest<KubeVersion>(this.#options.kubeConfig, '/version', {
-      timeoutMs: this.#options.timeoutMs ?? 5000,
-    })
-      .then(
-        (version) => {
-          this.#cached = { at: this.#now(), version };
-          return version;
-        },
-        (err: unknown) => {
-          this.#options.logger.warn('cannot read the kube-apiserver version', { error: String(err) });
-          return undefined;
-        },
-      )
-      .finally(() => {
-        this.#inFlight = undefined;
-      });
-    return this.#inFlight;
+    return this.#cache.get().catch((err: unknown) => {
+      this.#logger.warn('cannot read the kube-apiserver version', { error: String(err) });
+      return undefined;
+    });
   }
 }

@@ -36,3 +36,9 @@ export function lowerThreadPoolPriority(nice: number, tasks = '/proc/self/task')
   }
   return changed;
 }
+
+/** lowerThreadPoolPriority, saying in the log what it changed. */
+export function niceThreadPool(nice: number, logger: { info(message: string, fields: object): void }): void {
+  const threads = lowerThreadPoolPriority(nice);
+  if (threads > 0) logger.info('thread pool niced', { threads, nice });
+}

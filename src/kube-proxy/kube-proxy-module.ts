@@ -3,7 +3,7 @@ import { bearerDoorRef, type FeatureModule } from '../http/feature-module.ts';
 import { configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
 import { sessionSignalsRef } from '../kernel/session-signals.ts';
 import { createKubeProxy, kubeProxyRoutes } from './kube-proxy-routes.ts';
-import { KubeVersionCache, type KubeVersion } from './kube-version.ts';
+import { KubeVersionCache, type KubeVersion } from '../cluster/kube-version.ts';
 import { kubeVersionApi } from './kube-version-api.ts';
 import { kubeVersionRoutes } from './kube-version-routes.ts';
 import { createStreamMetrics } from './stream-metrics.ts';

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { BearerDoor } from '../http/bearer-door.ts';
 import { ApiError } from '../kernel/api-error.ts';
-import type { KubeVersion, KubeVersionCache } from './kube-version.ts';
+import type { KubeVersion, KubeVersionCache } from '../cluster/kube-version.ts';
 
 export interface KubeVersionRoutesDependencies {
   versions: KubeVersionCache;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KubeVersionCache, type KubeVersion } from '../../src/kube-proxy/kube-version.ts';
+import { KubeVersionCache, type KubeVersion } from '../../src/cluster/kube-version.ts';
 
 const v = (gitVersion: string): KubeVersion => ({ major: '1', minor: '36', gitVersion });
 
