@@ -78,6 +78,18 @@ export function schemaRef(name: string): Reference {
 const requestIdHeader = { $ref: '#/components/headers/X-Request-Id' };
 
 /** Every response carries X-Request-Id (the caller's when plain and short, else a generated one). */
+/** The v1alpha3 list envelope of the original's paged lists: a page of items and the count before paging. */
+export function listEnvelope(itemSchemaName: string): Schema {
+  return {
+    type: 'object',
+    required: ['items', 'totalItems'],
+    properties: {
+      items: { type: 'array', items: schemaRef(itemSchemaName) },
+      totalItems: { type: 'integer', minimum: 0, description: 'Count after filtering, before paging.' },
+    },
+  };
+}
+
 export function response(description: string, extra: Omit<Response, 'description'> = {}): Response {
   return { description, ...extra, headers: { 'X-Request-Id': requestIdHeader, ...extra.headers } };
 }

@@ -4,6 +4,7 @@ import {
   DEFAULT_STATUS_RESPONSE,
   jsonResponse,
   response,
+  listEnvelope,
   schemaRef,
   statusResponse,
   type ApiContext,
@@ -206,18 +207,7 @@ export function nodesApi(ctx: ApiContext): ApiDescription {
           status: { type: 'object' },
         },
       },
-      NodeList: {
-        type: 'object',
-        required: ['items', 'totalItems'],
-        properties: {
-          items: { type: 'array', items: schemaRef('Node') },
-          totalItems: {
-            type: 'integer',
-            minimum: 0,
-            description: 'Count after filtering, before paging.',
-          },
-        },
-      },
+      NodeList: listEnvelope('Node'),
     },
     paths: {
       [base]: {

@@ -2,6 +2,7 @@ import {
   BEARER,
   DEFAULT_STATUS_RESPONSE,
   jsonResponse,
+  listEnvelope,
   schemaRef,
   statusResponse,
   type ApiContext,
@@ -83,14 +84,7 @@ export function loginRecordsApi(ctx: ApiContext): ApiDescription {
           },
         },
       },
-      LoginRecordList: {
-        type: 'object',
-        required: ['items', 'totalItems'],
-        properties: {
-          items: { type: 'array', items: schemaRef('LoginRecord') },
-          totalItems: { type: 'integer', minimum: 0, description: 'Count after filtering, before paging.' },
-        },
-      },
+      LoginRecordList: listEnvelope('LoginRecord'),
     },
     paths: {
       [`/kapis/iam.${ctx.platformName}.io/v1alpha2/users/{user}/loginrecords`]: {
