@@ -72,7 +72,7 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
     kc = adminKubeConfig(cp.kubeconfigPath);
     // The original's CRDs as another owner installed them; ours only for what the original lacks.
     await installCrdFiles(kc, SEED_CRD_FILES, PLATFORM);
-    await installIamCrds(kc, PLATFORM, { skip: ['users'] });
+    await installIamCrds(kc, PLATFORM, { except: ['users'] });
     const crd = await kc
       .makeApiClient(ApiextensionsV1Api)
       .readCustomResourceDefinition({ name: 'users.iam.kubesphere.io' });

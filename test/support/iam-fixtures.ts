@@ -46,10 +46,10 @@ export function adminKubeConfig(kubeconfigPath: string): KubeConfig {
 export async function installIamCrds(
   kc: KubeConfig,
   platform = 'platform',
-  options: { skip?: string[] } = {},
+  options: { except?: string[] } = {},
 ): Promise<void> {
   const files = readdirSync(CRD_DIR).filter(
-    (f) => f.endsWith('.yaml') && !(options.skip ?? []).some((plural) => f.startsWith(`${plural}.`)),
+    (f) => f.endsWith('.yaml') && !(options.except ?? []).some((plural) => f.startsWith(`${plural}.`)),
   );
   await installCrdFiles(
     kc,
