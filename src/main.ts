@@ -31,6 +31,7 @@ import { logQueryModule } from './log-query/log-query-module.ts';
 import { nodesModule } from './nodes/nodes-module.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
+import { platformConfigModule } from './platform-config/platform-config-module.ts';
 import { tokensModule } from './tokens/tokens-module.ts';
 import { packageVersion } from './version.ts';
 
@@ -38,6 +39,7 @@ import { packageVersion } from './version.ts';
 export const MODULES: readonly FeatureModule[] = [
   healthModule,
   versionModule,
+  platformConfigModule,
   tokensModule,
   accessModule,
   nodesModule,

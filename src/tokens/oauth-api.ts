@@ -233,6 +233,22 @@ export function oauthApi(): ApiDescription {
             default: oauthErrorResponse('`server_error`.'),
           },
         },
+        get: {
+          operationId: 'logoutGet',
+          tags: ['oauth'],
+          summary:
+            'As POST, the way the original’s console calls it: end the session of the access token sent as `Authorization: Bearer` (expired ones too)',
+          security: [{ bearer: [] }],
+          responses: {
+            '200': jsonResponse(
+              'Session ended.',
+              { type: 'object', required: ['message'], properties: { message: { const: 'success' } } },
+              noStore,
+            ),
+            '401': oauthErrorResponse('`invalid_token`.', challenge('^Bearer')),
+            default: oauthErrorResponse('`server_error`.'),
+          },
+        },
       },
       '/oauth/userinfo': {
         get: {

@@ -179,7 +179,8 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       .catch(next);
   });
 
-  router.post('/oauth/logout', noStore, (req, res, next) => {
+  // POST, and GET as the original's console calls it (the original serves only GET): the same answer.
+  const logout: RequestHandler = (req, res, next) => {
     const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     if (!match) {
       next(
@@ -195,7 +196,9 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       return;
     }
     deps.service.logout(match[1]!).then(() => res.json({ message: 'success' }), next);
-  });
+  };
+  router.post('/oauth/logout', noStore, logout);
+  router.get('/oauth/logout', noStore, logout);
 
   // Who the bearer token belongs to, as every API behind authentication sees it.
   router.get('/oauth/userinfo', noStore, (req, res, next) => {
@@ -246,7 +249,7 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
   const allowedMethods: Record<string, string> = {
     '/oauth/token': 'POST',
     '/oauth/revoke': 'POST',
-    '/oauth/logout': 'POST',
+    '/oauth/logout': 'GET, HEAD, POST',
     '/oauth/keys': 'GET, HEAD',
     '/oauth/userinfo': 'GET, HEAD',
     '/oauth/.well-known/openid-configuration': 'GET, HEAD',

@@ -156,6 +156,13 @@ describe('OpenAPI document of the real server', () => {
     await openapi.fetch(`${nodes}/no-such-node`, bearer);
     await openapi.fetch(`${nodes}?limit=2`); // no token: 401
     await openapi.fetch(`${url}/oauth/logout`, { method: 'POST', ...bearer });
+    // GET, as the original's console calls it; a session already ended still answers success.
+    await openapi.fetch(`${url}/oauth/logout`, bearer);
+    // The original's public configuration, read by its console without a token.
+    for (const config of ['configz', 'oauth', 'gpu/kinds']) {
+      const { res } = await openapi.fetch(`${url}/kapis/config.acme.io/v1alpha2/configs/${config}`);
+      assert.equal(res.status, 200, config);
+    }
     await openapi.fetch(`${url}/oauth/revoke`, form({ token: refresh! }));
     // No log store is configured here: the log endpoint answers 503 (tests with a real store: logs-api.test.ts).
     const { res: logs } = await openapi.fetch(`${url}/kapis/tenant.acme.io/v1alpha2/logs`);
