@@ -1,6 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import os from 'node:os';
@@ -39,7 +48,8 @@ export interface ControlPlane {
   stopApiserver(): Promise<void>;
   /** Starts it again on the same address with the same state; resolves when it is ready. */
   startApiserver(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops both and removes the temp dir; `keepEtcdDataIn` first moves etcd's data dir there (cleanly shut down). */
+  stop(options?: { keepEtcdDataIn?: string }): Promise<void>;
 }
 
 export interface ControlPlaneOptions {
@@ -47,6 +57,13 @@ export interface ControlPlaneOptions {
   startTimeoutMs?: number;
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
+  /** Extra environment of the kube-apiserver (e.g. GOGC), on top of this process's. */
+  apiserverEnv?: Record<string, string>;
+  /**
+   * Start etcd from a copy of this data dir (one a previous `stop({ keepEtcdDataIn })` kept), so a
+   * benchmark's seeded cluster is reused. The copy becomes a new one-member cluster on the new ports.
+   */
+  etcdDataFrom?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -64,10 +81,20 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-function startProcess(name: string, binary: string, args: string[], logPath: string): ChildProcess {
+function startProcess(
+  name: string,
+  binary: string,
+  args: string[],
+  logPath: string,
+  env?: Record<string, string>,
+): ChildProcess {
   const log = createWriteStream(logPath);
   // Own process group, so teardown kills anything the binary forked.
-  const child = spawn(binary, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, args, {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
   // The control plane must not keep a test process alive by itself: its owner stops it (stop(), or
@@ -156,8 +183,17 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const dir = mkdtempSync(path.join(base, 'platform-cp-'));
   const children: ChildProcess[] = [];
 
-  const stop = async () => {
+  const etcdDataDir = path.join(dir, 'etcd');
+  const stop = async (stopOptions: { keepEtcdDataIn?: string } = {}) => {
     for (const child of children.reverse()) await stopProcess(child);
+    if (stopOptions.keepEtcdDataIn) {
+      // Within one filesystem a rename; /dev/shm to disk needs a copy.
+      try {
+        renameSync(etcdDataDir, stopOptions.keepEtcdDataIn);
+      } catch {
+        cpSync(etcdDataDir, stopOptions.keepEtcdDataIn, { recursive: true });
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   };
 
@@ -165,6 +201,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
 
     const etcdLog = path.join(dir, 'etcd.log');
+    if (options.etcdDataFrom) cpSync(options.etcdDataFrom, etcdDataDir, { recursive: true });
     const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
     const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
     const etcd = startProcess(
@@ -172,7 +209,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       binaries.etcd,
       [
         '--name=test',
-        `--data-dir=${path.join(dir, 'etcd')}`,
+        `--data-dir=${etcdDataDir}`,
         `--listen-client-urls=${etcdUrl}`,
         `--advertise-client-urls=${etcdUrl}`,
         `--listen-peer-urls=${peerUrl}`,
@@ -180,6 +217,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         `--initial-cluster=test=${peerUrl}`,
         '--unsafe-no-fsync',
         '--log-level=warn',
+        // The copied member's stored peer address is the old port: make it a one-member cluster here.
+        ...(options.etcdDataFrom ? ['--force-new-cluster'] : []),
       ],
       etcdLog,
     );
@@ -240,7 +279,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const caFile = path.join(certDir, 'apiserver.crt');
     let apiserver: ChildProcess | undefined;
     const startApiserver = async () => {
-      const child = startProcess('kube-apiserver', binaries.kubeApiserver, apiserverArgs, apiLog);
+      const child = startProcess(
+        'kube-apiserver',
+        binaries.kubeApiserver,
+        apiserverArgs,
+        apiLog,
+        options.apiserverEnv,
+      );
       apiserver = child;
       children.push(child);
       await waitFor(
