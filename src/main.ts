@@ -28,10 +28,12 @@ import { createHttpMetrics } from './observability/http-metrics.ts';
 import { Lifecycle } from './kernel/lifecycle.ts';
 import { kubeProxyModule } from './kube-proxy/kube-proxy-module.ts';
 import { logQueryModule } from './log-query/log-query-module.ts';
+import { monitoringModule } from './monitoring/monitoring-module.ts';
 import { nodesModule } from './nodes/nodes-module.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
 import { platformConfigModule } from './platform-config/platform-config-module.ts';
+import { tenantModule } from './tenant/tenant-module.ts';
 import { tokensModule } from './tokens/tokens-module.ts';
 import { packageVersion } from './version.ts';
 
@@ -43,6 +45,8 @@ export const MODULES: readonly FeatureModule[] = [
   tokensModule,
   accessModule,
   nodesModule,
+  tenantModule,
+  monitoringModule,
   logQueryModule,
   kubeProxyModule,
 ];

@@ -396,7 +396,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
     const groups = (findObject(objects, 'ClusterRole')['rules'] as { apiGroups: string[] }[]).flatMap(
       (r) => r.apiGroups,
     );
-    assert.deepEqual([...new Set(groups)], ['', 'iam.acme.io', 'authorization.k8s.io']);
+    assert.deepEqual([...new Set(groups)], ['', 'iam.acme.io', 'tenant.acme.io', 'authorization.k8s.io']);
   });
 
   test('the ClusterRole grants exactly what the server needs, with no wildcard', async () => {
@@ -419,6 +419,13 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['sessions'],
         verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
       },
+      {
+        apiGroups: ['tenant.platform.io'],
+        resources: ['workspacetemplates', 'workspaces'],
+        verbs: ['get', 'list'],
+      },
+      { apiGroups: ['iam.platform.io'], resources: ['workspacerolebindings'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
@@ -539,6 +546,10 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['update', 'users/status', 'iam.platform.io'],
       ['update', 'users', 'iam.platform.io'],
       ['update', 'loginthrottles', 'iam.platform.io'],
+      ['list', 'workspacetemplates', 'tenant.platform.io'],
+      ['get', 'workspaces', 'tenant.platform.io'],
+      ['list', 'workspacerolebindings', 'iam.platform.io'],
+      ['get', 'namespaces'],
     ];
     const refused: [string, string, string?, string?][] = [
       ['delete', 'nodes'],
@@ -554,6 +565,8 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['delete', 'users', 'iam.platform.io'],
       ['delete', 'loginthrottles', 'iam.platform.io'],
       ['deletecollection', 'sessions', 'iam.platform.io'],
+      ['update', 'workspacetemplates', 'tenant.platform.io'],
+      ['delete', 'namespaces'],
     ];
     for (const [verb, resource, group, ns] of allowed)
       assert.equal(await canI(verb, resource, group, ns), true, `${verb} ${resource}.${group ?? ''}`);

@@ -155,6 +155,25 @@ describe('OpenAPI document of the real server', () => {
     await openapi.fetch(`${nodes}?limit=2&sortBy=name`, bearer);
     await openapi.fetch(`${nodes}/no-such-node`, bearer);
     await openapi.fetch(`${nodes}?limit=2`); // no token: 401
+    // Tenant: no tenant CRDs for acme here, so lists are empty; one workspace the caller may not get is a 403.
+    const tenantBase = `${url}/kapis/tenant.acme.io`;
+    for (const path of ['/v1alpha3/workspacetemplates', '/v1alpha3/workspaces', '/v1alpha2/workspaces']) {
+      const { res, body } = await openapi.fetch(`${tenantBase}${path}?limit=10&sortBy=createTime`, bearer);
+      assert.deepEqual([res.status, JSON.parse(body)], [200, { items: [], totalItems: 0 }], path);
+      await openapi.fetch(`${tenantBase}${path}/ws-x`, bearer);
+    }
+    await openapi.fetch(`${tenantBase}/v1alpha2/workspaces/ws-x/namespaces?limit=10`, bearer);
+    await openapi.fetch(`${tenantBase}/v1alpha2/workspaces/ws-x/namespaces/default`, bearer);
+    // Monitoring: every documented path, with its parameters filled in.
+    const monitoringPaths = Object.keys(openapi.document.paths).filter((p) =>
+      p.startsWith('/kapis/monitoring.acme.io/'),
+    );
+    for (const path of monitoringPaths) {
+      const concrete = path.replace(/\{[^}]+\}/g, 'x');
+      const { res } = await openapi.fetch(`${url}${concrete}?metrics_filter=m_one|m_two$`, bearer);
+      assert.equal(res.status, 200, concrete);
+    }
+
     await openapi.fetch(`${url}/oauth/logout`, { method: 'POST', ...bearer });
     // GET, as the original's console calls it; a session already ended still answers success.
     await openapi.fetch(`${url}/oauth/logout`, bearer);

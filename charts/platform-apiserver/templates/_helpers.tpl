@@ -64,6 +64,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "iam.%s.io" (.Values.config.platformName | default "platform") }}
 {{- end }}
 
+{{/* API group of the original's tenant resources (workspaces), read by the tenant API. */}}
+{{- define "platform-apiserver.tenantGroup" -}}
+{{- printf "tenant.%s.io" (.Values.config.platformName | default "platform") }}
+{{- end }}
+
 {{/* {base_url}: the explicit value, else the first Ingress host (https when it has TLS), else empty. */}}
 {{- define "platform-apiserver.externalBaseUrl" -}}
 {{- if .Values.externalBaseUrl }}

@@ -1,0 +1,180 @@
+import {
+  BEARER,
+  DEFAULT_STATUS_RESPONSE,
+  jsonResponse,
+  schemaRef,
+  statusResponse,
+  type ApiContext,
+  type ApiDescription,
+  type Parameter,
+  type Paths,
+} from '../http/openapi-components.ts';
+import {
+  NAMED_METRICS_PATHS,
+  PLATFORM_STATISTICS,
+  TARGET_PATHS,
+  WORKSPACE_STATISTICS,
+  openApiPath,
+} from './monitoring-paths.ts';
+import { NOT_CONFIGURED } from './unconfigured-metrics.ts';
+
+const metricsFilter: Parameter = {
+  name: 'metrics_filter',
+  in: 'query',
+  description:
+    'The metrics asked for, as the console sends them: names joined with `|`, closed by `$`. Each plain name is answered; ' +
+    'other patterns name no metric (no backend to select from). Given twice: 400.',
+  schema: { type: 'string' },
+  examples: { node: { value: 'node_cpu_usage|node_memory_total$' } },
+};
+
+/** Accepted as the original accepts them, and ignored: there is no data to select, sort or page. */
+const ignored = [
+  'resources_filter',
+  'start',
+  'end',
+  'step',
+  'time',
+  'times',
+  'sort_metric',
+  'sort_type',
+  'page',
+  'limit',
+  'cluster',
+].map((name): Parameter => ({
+  name,
+  in: 'query',
+  description: 'Accepted and ignored.',
+  schema: { type: 'string' },
+}));
+
+function pathParameters(path: string): Parameter[] {
+  return [...path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({
+    name: name!,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+const errors = {
+  '401': statusResponse('No or invalid bearer token.'),
+  default: DEFAULT_STATUS_RESPONSE,
+};
+
+/** The monitoring API as answered without a metrics backend. */
+export function monitoringApi(ctx: ApiContext): ApiDescription {
+  const base = `/kapis/monitoring.${ctx.platformName}.io/v1alpha3`;
+  const paths: Paths = {};
+  /** `/nodes/:node/pods` → `monitoringNodesByNodePods`: unique per path. */
+  const operationId = (path: string, prefix: string) =>
+    prefix +
+    path
+      .split('/')
+      .filter(Boolean)
+      .map((s) => (s.startsWith(':') ? `By${capitalize(s.slice(1))}` : capitalize(s)))
+      .join('');
+  for (const path of NAMED_METRICS_PATHS) {
+    const statistics = path.startsWith('/workspaces') && !path.includes('namespaces');
+    paths[`${base}${openApiPath(path)}`] = {
+      get: {
+        operationId: operationId(path, 'monitoring'),
+        tags: ['monitoring'],
+        summary: 'Named metrics: each requested one with the not-configured error',
+        security: BEARER,
+        parameters: [
+          ...pathParameters(path),
+          metricsFilter,
+          ...(statistics
+            ? [
+                {
+                  name: 'type',
+                  in: 'query' as const,
+                  description: `\`statistics\`: the workspace counts (${WORKSPACE_STATISTICS.join(', ')}), each with the error.`,
+                  schema: { type: 'string' },
+                },
+              ]
+            : []),
+          ...ignored,
+        ],
+        responses: {
+          '200': jsonResponse('The requested metrics, without data.', schemaRef('UnconfiguredMetrics')),
+          '400': statusResponse('`metrics_filter` (or `type`) given more than once.'),
+          ...errors,
+        },
+      },
+    };
+  }
+  paths[`${base}/kubesphere`] = {
+    get: {
+      operationId: 'monitoringPlatformStatistics',
+      tags: ['monitoring'],
+      summary: `Platform counts (${PLATFORM_STATISTICS.join(', ')}), each with the not-configured error`,
+      security: BEARER,
+      responses: {
+        '200': jsonResponse('The counts, without data.', schemaRef('UnconfiguredMetrics')),
+        ...errors,
+      },
+    },
+  };
+  for (const [kind, list] of Object.entries(TARGET_PATHS)) {
+    for (const path of list) {
+      paths[`${base}${openApiPath(path)}`] = {
+        get: {
+          operationId: operationId(path, 'monitoring'),
+          tags: ['monitoring'],
+          summary:
+            kind === 'query'
+              ? 'An ad hoc query: one metric with the not-configured error'
+              : `Target ${kind}: always empty`,
+          security: BEARER,
+          parameters: pathParameters(path),
+          responses: {
+            '200':
+              kind === 'query'
+                ? jsonResponse('No data, and why.', schemaRef('UnconfiguredMetric'))
+                : jsonResponse('Nothing known.', {
+                    type: 'object',
+                    required: ['data'],
+                    properties: { data: { type: 'array', maxItems: 0 } },
+                  }),
+            ...errors,
+          },
+        },
+      };
+    }
+  }
+  return {
+    tags: [
+      {
+        name: 'monitoring',
+        description:
+          'The original’s monitoring API, answered as it is without a metrics backend (no data, an error per metric).',
+      },
+    ],
+    schemas: {
+      UnconfiguredMetric: {
+        type: 'object',
+        required: ['data', 'error'],
+        properties: {
+          metric_name: { type: 'string' },
+          data: { type: 'object', maxProperties: 0 },
+          error: { const: NOT_CONFIGURED },
+        },
+      },
+      UnconfiguredMetrics: {
+        type: 'object',
+        required: ['results'],
+        properties: {
+          results: {
+            type: 'array',
+            items: { allOf: [schemaRef('UnconfiguredMetric'), { required: ['metric_name'] }] },
+          },
+        },
+      },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,125 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
+import { ApiError } from '../kernel/api-error.ts';
+import type { KubeList, KubeObject } from './kube-object.ts';
+
+/** The original's tenant resources of one platform name (`<p>` below). */
+export interface TenantNames {
+  /** `tenant.<p>.io` */
+  tenantGroup: string;
+  /** `iam.<p>.io` */
+  iamGroup: string;
+  /** `<p>.io/workspace`: the label naming a namespace's (or a role binding's) workspace. */
+  workspaceLabel: string;
+  /** `<p>.io/alias-name` */
+  aliasAnnotation: string;
+}
+
+export function tenantNames(platformName: string): TenantNames {
+  return {
+    tenantGroup: `tenant.${platformName}.io`,
+    iamGroup: `iam.${platformName}.io`,
+    workspaceLabel: `${platformName}.io/workspace`,
+    aliasAnnotation: `${platformName}.io/alias-name`,
+  };
+}
+
+/** The two workspace resources of the original: WorkspaceTemplates (host clusters) and Workspaces. */
+export type WorkspaceResource = 'workspacetemplates' | 'workspaces';
+
+/** The version each is stored under in the original's CRDs. */
+const VERSIONS: Record<WorkspaceResource, string> = {
+  workspacetemplates: 'v1alpha2',
+  workspaces: 'v1alpha1',
+};
+
+interface Subject {
+  kind?: string;
+  name?: string;
+}
+interface RoleBinding extends KubeObject {
+  subjects?: Subject[];
+}
+
+/**
+ * Reads the tenant objects with the server's own credentials; what a caller may see of them is decided
+ * by `WorkspaceAccess`. A resource type that is not installed (the kube-apiserver answers 404 for its
+ * list) reads as empty.
+ */
+export class TenantStore {
+  readonly #kc: KubeConfig;
+  readonly #names: TenantNames;
+  readonly #timeoutMs: number;
+
+  constructor(options: { kubeConfig: KubeConfig; names: TenantNames; timeoutMs: number }) {
+    this.#kc = options.kubeConfig;
+    this.#names = options.names;
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  listWorkspaces(resource: WorkspaceResource): Promise<KubeObject[]> {
+    return this.#list(`/apis/${this.#names.tenantGroup}/${VERSIONS[resource]}/${resource}`);
+  }
+
+  /** One workspace, or undefined when it (or its resource type) does not exist. */
+  getWorkspace(resource: WorkspaceResource, name: string): Promise<KubeObject | undefined> {
+    return this.#get(
+      `/apis/${this.#names.tenantGroup}/${VERSIONS[resource]}/${resource}/${encodeURIComponent(name)}`,
+    );
+  }
+
+  /** Names of the workspaces whose WorkspaceRoleBindings name this user or one of these groups. */
+  async memberWorkspaces(username: string, groups: readonly string[]): Promise<Set<string>> {
+    const bindings = (await this.#list(
+      `/apis/${this.#names.iamGroup}/v1alpha2/workspacerolebindings`,
+    )) as RoleBinding[];
+    const workspaces = new Set<string>();
+    for (const binding of bindings) {
+      const workspace = binding.metadata.labels?.[this.#names.workspaceLabel];
+      if (!workspace) continue;
+      const names = (binding.subjects ?? []).some(
+        (s) =>
+          (s.kind === 'User' && s.name === username) ||
+          (s.kind === 'Group' && s.name !== undefined && groups.includes(s.name)),
+      );
+      if (names) workspaces.add(workspace);
+    }
+    return workspaces;
+  }
+
+  /** The namespaces labelled as belonging to a workspace. */
+  workspaceNamespaces(workspace: string): Promise<KubeObject[]> {
+    const selector = encodeURIComponent(`${this.#names.workspaceLabel}=${workspace}`);
+    return this.#list(`/api/v1/namespaces?labelSelector=${selector}`);
+  }
+
+  getNamespace(name: string): Promise<KubeObject | undefined> {
+    return this.#get(`/api/v1/namespaces/${encodeURIComponent(name)}`);
+  }
+
+  async #list(path: string): Promise<KubeObject[]> {
+    try {
+      return (await kubeRequest<KubeList<KubeObject>>(this.#kc, path, { timeoutMs: this.#timeoutMs })).items;
+    } catch (err) {
+      if (err instanceof KubeRequestError && err.statusCode === 404) return [];
+      throw unavailable(err);
+    }
+  }
+
+  async #get(path: string): Promise<KubeObject | undefined> {
+    try {
+      return await kubeRequest<KubeObject>(this.#kc, path, { timeoutMs: this.#timeoutMs });
+    } catch (err) {
+      if (err instanceof KubeRequestError && err.statusCode === 404) return undefined;
+      throw unavailable(err);
+    }
+  }
+}
+
+/** The kube-apiserver failed or did not answer: the caller may try again. */
+function unavailable(err: unknown): ApiError {
+  const detail = err instanceof Error ? err.message : String(err);
+  return new ApiError('Unavailable', `cannot read tenant resources from the kube-apiserver: ${detail}`, {
+    retryAfterSeconds: 1,
+  });
+}
