@@ -23,7 +23,9 @@ const serviceMonitorCrd = fileURLToPath(new URL('../fixtures/servicemonitor-crd.
 
 type Container = {
   name: string;
+  image: string;
   args: string[];
+  lifecycle?: { preStop?: { sleep?: { seconds: number } } };
   ports: { name: string; containerPort: number }[];
   livenessProbe: { httpGet: { path: string; port: string; scheme?: string } };
   readinessProbe: { httpGet: { path: string; port: string; scheme?: string } };
@@ -34,15 +36,20 @@ type Container = {
 };
 type PodSpec = {
   serviceAccountName: string;
+  priorityClassName?: string;
+  terminationGracePeriodSeconds: number;
   securityContext: Record<string, unknown>;
   containers: Container[];
   volumes: { name: string; secret?: { secretName: string }; configMap?: { name: string } }[];
-  topologySpreadConstraints: { topologyKey: string; maxSkew: number }[];
+  topologySpreadConstraints: { topologyKey: string; maxSkew: number; whenUnsatisfiable: string }[];
 };
 type DeploymentSpec = {
   replicas: number;
   strategy: { type: string; rollingUpdate: { maxUnavailable: number; maxSurge: number } };
-  template: { metadata: { annotations: Record<string, string> }; spec: PodSpec };
+  template: {
+    metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+    spec: PodSpec;
+  };
 };
 
 const spec = <T>(o: RenderedObject) => o['spec'] as T;
@@ -138,6 +145,11 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.ok(container);
     assert.deepEqual(container.args, ['--config=/etc/platform-apiserver/config.yaml']);
     assert.deepEqual(container.ports, [{ name: 'http', containerPort: 9090, protocol: 'TCP' }]);
+    // A terminating Pod serves on for the preStop sleep (endpoints and Ingress controllers catch up), then
+    // the server drains for shutdownGraceSeconds; the grace period covers both.
+    assert.deepEqual(container.lifecycle, { preStop: { sleep: { seconds: 10 } } });
+    assert.equal(pod.terminationGracePeriodSeconds, 10 + 30 + 5);
+    assert.equal(container.image, 'platform-apiserver:0.1.0');
     assert.deepEqual(container.livenessProbe.httpGet, { path: '/livez', port: 'http', scheme: 'HTTP' });
     assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 'http', scheme: 'HTTP' });
     assert.ok(container.resources.requests?.['cpu'] && container.resources.limits?.['memory']);
@@ -209,11 +221,94 @@ describe('helm chart: lint, render, server-side dry run', () => {
         valueFrom: { secretKeyRef: { name: 'log-store-credentials', key: 'password' } },
       },
     );
-    // Beside it only the allocator settings of the image (docs/benchmarks.md, soak).
+    // The allocator settings of the image (docs/benchmarks.md, soak), the credentials from Secrets, then extraEnv.
     assert.deepEqual(
       apiserver.env?.map((e) => e.name),
-      ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'PLATFORM_LOGGING_PASSWORD'],
+      [
+        'MALLOC_ARENA_MAX',
+        'MALLOC_MMAP_THRESHOLD_',
+        'PLATFORM_LOGGING_USERNAME',
+        'PLATFORM_LOGGING_PASSWORD',
+        'PLATFORM_AUTH_CLIENTS',
+        'NODE_EXTRA_CA_CERTS',
+        'POD_NAME',
+      ],
     );
+    assert.deepEqual(apiserver.env?.find((e) => e.name === 'PLATFORM_LOGGING_USERNAME')?.valueFrom, {
+      secretKeyRef: { name: 'log-store-credentials', key: 'username' },
+    });
+    // OAuth client secrets: a Secret of the chart, given as an environment variable; never in the ConfigMap.
+    assert.deepEqual(apiserver.env?.find((e) => e.name === 'PLATFORM_AUTH_CLIENTS')?.valueFrom, {
+      secretKeyRef: { name: 'platform-oauth-clients', key: 'clients' },
+    });
+    const clientsSecret = findObject(objects, 'Secret', 'platform-oauth-clients');
+    const clients = Buffer.from(
+      (clientsSecret['data'] as Record<string, string>)['clients']!,
+      'base64',
+    ).toString();
+    assert.equal(clients, 'console:console-secret-for-tests,cli:cli-secret-for-tests');
+    const configText = JSON.stringify(findObject(objects, 'ConfigMap'));
+    assert.doesNotMatch(configText, /secret-for-tests|clients/);
+    // The server reads them from that variable (its own loader, as at start).
+    const fromEnv = loadConfig({
+      argv: ['--config=/config.yaml'],
+      env: { PLATFORM_AUTH_CLIENTS: clients },
+      readFile: () => (findObject(objects, 'ConfigMap')['data'] as Record<string, string>)['config.yaml']!,
+    });
+    assert.equal(fromEnv.auth.clients, clients);
+
+    // The escape hatches: image by digest, extra volumes and mounts, labels, priority, spread, drain.
+    const pod = deployment.template.spec;
+    assert.equal(
+      apiserver.image,
+      'registry.example.com/platform/platform-apiserver@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    );
+    assert.deepEqual(
+      apiserver.volumeMounts.map((m) => m.name),
+      ['config', 'signing-keys', 'admin', 'tmp', 'tls', 'logging-ca', 'extra-ca'],
+    );
+    assert.deepEqual(
+      pod.volumes.find((v) => v.name === 'extra-ca'),
+      { name: 'extra-ca', configMap: { name: 'corporate-ca' } },
+    );
+    assert.equal(pod.priorityClassName, 'system-cluster-critical');
+    assert.deepEqual(
+      pod.topologySpreadConstraints.map((c) => [c.topologyKey, c.whenUnsatisfiable]),
+      [['topology.kubernetes.io/zone', 'DoNotSchedule']],
+    );
+    assert.deepEqual(apiserver.lifecycle, { preStop: { sleep: { seconds: 15 } } });
+    assert.equal(pod.terminationGracePeriodSeconds, 15 + 20 + 5);
+    assert.equal(deployment.template.metadata.labels['example.com/team'], 'platform');
+    assert.equal(deployment.template.metadata.labels['example.com/cost-center'], 'platform-42');
+    assert.equal(deployment.template.metadata.annotations['example.com/scrape'], 'true');
+    for (const o of objects.filter((o) => o.kind !== 'CustomResourceDefinition'))
+      assert.equal(
+        o.metadata.labels?.['example.com/cost-center'],
+        'platform-42',
+        `${o.kind} ${o.metadata.name}`,
+      );
+    // Egress: the kube-apiserver, the log store on its URL's port, DNS, and the extra rule; nothing else.
+    assert.deepEqual(spec<{ egress: unknown }>(findObject(objects, 'NetworkPolicy')).egress, [
+      {
+        to: [{ ipBlock: { cidr: '10.0.0.1/32' } }, { ipBlock: { cidr: '192.168.10.0/24' } }],
+        ports: [
+          { port: 443, protocol: 'TCP' },
+          { port: 6443, protocol: 'TCP' },
+        ],
+      },
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'logging' } } }],
+        ports: [{ port: 9200, protocol: 'TCP' }],
+      },
+      {
+        to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+      },
+      { to: [{ ipBlock: { cidr: '192.168.20.0/24' } }], ports: [{ port: 4317, protocol: 'TCP' }] },
+    ]);
     assert.ok(apiserver.volumeMounts.some((m) => m.name === 'logging-ca'));
     // Serving TLS itself: probes and the ServiceMonitor speak HTTPS.
     assert.equal(apiserver.readinessProbe.httpGet.scheme, 'HTTPS');
@@ -318,6 +413,15 @@ describe('helm chart: lint, render, server-side dry run', () => {
         'admin.existingSecret=my-admin',
         '--set',
         'admin.passwordKey=first-password',
+        '--set',
+        'oauth.existingSecret=my-clients',
+        '--set',
+        'oauth.key=list',
+        // Ignored: the existing Secret replaces them.
+        '--set',
+        'oauth.clients[0].id=console',
+        '--set',
+        'oauth.clients[0].secret=unused',
       ]),
     );
     assert.equal(
@@ -333,6 +437,51 @@ describe('helm chart: lint, render, server-side dry run', () => {
       defaultMode: 0o400, // 256
       items: [{ key: 'first-password', path: 'password' }],
     });
+    const container = spec<DeploymentSpec>(findObject(objects, 'Deployment')).template.spec.containers[0]!;
+    assert.deepEqual(container.env?.find((e) => e.name === 'PLATFORM_AUTH_CLIENTS')?.valueFrom, {
+      secretKeyRef: { name: 'my-clients', key: 'list' },
+    });
+  });
+
+  test("egress to the kube-apiserver: looked up from the kubernetes Service's EndpointSlice at install", async () => {
+    // This control plane runs without the endpoint reconciler (it listens on loopback only), so the
+    // EndpointSlice it would keep is written here, as it writes it; the e2e cluster has the real one.
+    const slice = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: 'kubernetes',
+        namespace: 'default',
+        labels: { 'kubernetes.io/service-name': 'kubernetes' },
+      },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['192.0.2.10'] }, { addresses: ['192.0.2.11'] }],
+      ports: [{ name: 'https', port: 6443, protocol: 'TCP' }],
+    };
+    await tools.kubectl(['apply'], { input: JSON.stringify(slice) });
+    after(() => tools.kubectl(['delete', 'endpointslice', 'kubernetes', '-n', 'default']));
+    // A server-side dry run looks objects up as an install does; helm template alone cannot.
+    const out = await tools.helm([
+      'install',
+      'np',
+      chartDir,
+      `--namespace=${namespace}`,
+      '--dry-run=server',
+      '--set',
+      'networkPolicy.enabled=true',
+      '--set',
+      'networkPolicy.egress.enabled=true',
+      '--set',
+      'networkPolicy.egress.dnsTo=null',
+    ]);
+    const manifest = out.slice(out.indexOf('MANIFEST:') + 'MANIFEST:'.length, out.indexOf('NOTES:'));
+    const policy = findObject(parseObjects(manifest), 'NetworkPolicy');
+    assert.deepEqual(spec<{ egress: unknown }>(policy).egress, [
+      {
+        to: [{ ipBlock: { cidr: '192.0.2.10/32' } }, { ipBlock: { cidr: '192.0.2.11/32' } }],
+        ports: [{ port: 6443, protocol: 'TCP' }],
+      },
+    ]);
   });
 
   test('values.schema.json and the templates reject bad values, naming what is wrong', async () => {
@@ -348,8 +497,32 @@ describe('helm chart: lint, render, server-side dry run', () => {
       ],
       [
         ['--set', 'networkPolicy.enabled=true', '--set', 'networkPolicy.egress.enabled=true'],
-        /networkPolicy\.egress\.kubeApiServerCidrs must list/,
+        /networkPolicy\.egress\.kubeApiServerCidrs must list.*helm template cannot/,
       ],
+      [
+        [
+          '--set',
+          'networkPolicy.enabled=true',
+          '--set',
+          'networkPolicy.egress.enabled=true',
+          '--set',
+          'networkPolicy.egress.kubeApiServerCidrs={10.0.0.1/32}',
+          '--set',
+          'config.logging.hosts={https://opensearch.logging.svc:9200}',
+        ],
+        /networkPolicy\.egress\.logStoreTo must name where the log store runs/,
+      ],
+      [
+        ['--set', 'config.auth.clients=console:hunter2'],
+        /config\.auth\.clients: do not put OAuth client secrets in the ConfigMap/,
+      ],
+      [
+        ['--set', 'oauth.clients[0].id=console', '--set-string', 'oauth.clients[0].secret=a\\,b'],
+        /oauth\.clients\[0\]\.secret must not contain a comma or whitespace/,
+      ],
+      [['--set', 'oauth.clients[0].id=a/b', '--set', 'oauth.clients[0].secret=s'], /oauth\/clients\/0\/id/],
+      [['--set', 'image.digest=latest'], /image\/digest.*does not match pattern/],
+      [['--set', 'preStopSleepSeconds=-1'], /preStopSleepSeconds.*minimum/],
     ];
     for (const [args, message] of cases) {
       await assert.rejects(tools.template('platform', namespace, args), message, args.join(' '));

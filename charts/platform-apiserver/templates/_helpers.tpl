@@ -27,6 +27,30 @@ app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | qu
 app.kubernetes.io/component: apiserver
 app.kubernetes.io/part-of: {{ .Values.config.platformName | default "platform" }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference: by digest when one is given (immutable), else by tag. */}}
+{{- define "platform-apiserver.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret holding the OAuth clients, or empty when the server keeps its default client. */}}
+{{- define "platform-apiserver.oauthClientsSecret" -}}
+{{- if .Values.oauth.existingSecret }}{{ .Values.oauth.existingSecret }}
+{{- else if .Values.oauth.clients }}{{ printf "%s-oauth-clients" (include "platform-apiserver.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{/* Key of the clients inside that Secret. */}}
+{{- define "platform-apiserver.oauthClientsKey" -}}
+{{- if .Values.oauth.existingSecret }}{{ .Values.oauth.key }}{{ else }}clients{{ end }}
 {{- end }}
 
 {{- define "platform-apiserver.serviceAccountName" -}}
@@ -114,6 +138,9 @@ the log store's CA file when its Secret is named).
 {{- $_ := set $config "auth" $auth }}
 {{- if (get $config "logging" | default dict).password }}
 {{- fail "config.logging.password: do not put the log store's password in the ConfigMap; name a Secret in logStore.passwordSecret" }}
+{{- end }}
+{{- if (get $config "auth" | default dict).clients }}
+{{- fail "config.auth.clients: do not put OAuth client secrets in the ConfigMap; use oauth.clients or oauth.existingSecret (a Secret)" }}
 {{- end }}
 {{- with .Values.logStore.caSecret.name }}
 {{- $logging := get $config "logging" | default dict }}
