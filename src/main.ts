@@ -30,6 +30,7 @@ import { kubeProxyModule } from './kube-proxy/kube-proxy-module.ts';
 import { logQueryModule } from './log-query/log-query-module.ts';
 import { monitoringModule } from './monitoring/monitoring-module.ts';
 import { nodesModule } from './nodes/nodes-module.ts';
+import { resourcesModule } from './resources/resources-module.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
 import { platformConfigModule } from './platform-config/platform-config-module.ts';
@@ -45,6 +46,7 @@ export const MODULES: readonly FeatureModule[] = [
   tokensModule,
   accessModule,
   nodesModule,
+  resourcesModule,
   tenantModule,
   monitoringModule,
   logQueryModule,

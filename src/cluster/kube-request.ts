@@ -1,13 +1,17 @@
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import type https from 'node:https';
+import { Agent, request, type Dispatcher } from 'undici';
 
 /** A kube-apiserver answer that is not 2xx. `statusCode` follows the client library's error shape. */
 export class KubeRequestError extends Error {
   readonly statusCode: number;
-  constructor(statusCode: number, message: string) {
+  /** The message of the kube-apiserver's Status body, when it sent one. */
+  readonly statusMessage: string | undefined;
+  constructor(statusCode: number, message: string, statusMessage?: string) {
     super(message);
     this.name = 'KubeRequestError';
     this.statusCode = statusCode;
+    this.statusMessage = statusMessage;
   }
 }
 
@@ -18,6 +22,31 @@ export interface KubeRequestOptions {
   contentType?: string;
   /** Aborts the request (connect, headers and body) after this long. */
   timeoutMs: number;
+  /**
+   * Ask as this user and groups (Impersonate-User/-Group), so Kubernetes RBAC decides for them. Needs a
+   * `dispatcher` from `http1Dispatcher`: over HTTP/2 the client joins repeated headers into one line,
+   * which the kube-apiserver would read as a single group named "a, b".
+   */
+  impersonate?: { username: string; groups: readonly string[] };
+  /** Connections to use instead of the kubeconfig's shared pool. */
+  dispatcher?: Dispatcher;
+}
+
+/** A connection pool to the kubeconfig's cluster that speaks HTTP/1.1 only (see `impersonate`). */
+export async function http1Dispatcher(kc: KubeConfig): Promise<Dispatcher> {
+  // TLS material (CA, client certificate) is fixed for the life of the process; tokens are set per request.
+  const tls: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(tls);
+  return new Agent({
+    allowH2: false,
+    connect: {
+      ...(tls.ca ? { ca: tls.ca } : {}),
+      ...(tls.cert ? { cert: tls.cert } : {}),
+      ...(tls.key ? { key: tls.key } : {}),
+      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+      ...(tls.servername ? { servername: tls.servername } : {}),
+    },
+  });
 }
 
 /**
@@ -31,29 +60,38 @@ export async function kubeRequest<T>(kc: KubeConfig, path: string, options: Kube
   const method = options.method ?? 'GET';
   const ctx = new RequestContext(cluster.server + path, HttpMethod[method]);
   await kc.applySecurityAuthentication(ctx);
-  const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
+  // A flat name/value list, not fetch's Headers (which would join repeated names into one line): each
+  // impersonated group must be a header line of its own.
+  const headers: string[] = [...Object.entries(ctx.getHeaders()).flat(), 'Accept', 'application/json'];
+  if (options.impersonate) {
+    if (!options.dispatcher) throw new Error('impersonated requests need an HTTP/1.1 dispatcher');
+    headers.push('Impersonate-User', options.impersonate.username);
+    for (const group of options.impersonate.groups) headers.push('Impersonate-Group', group);
+  }
   let body: string | undefined;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
-    headers['Content-Type'] = options.contentType ?? 'application/json';
+    headers.push('Content-Type', options.contentType ?? 'application/json');
   }
-  const response = await fetch(ctx.getUrl(), {
+  const response = await request(ctx.getUrl(), {
     method,
     headers,
     body,
-    dispatcher: ctx.getDispatcher(),
+    dispatcher: options.dispatcher ?? ctx.getDispatcher(),
     signal: AbortSignal.timeout(options.timeoutMs),
   });
-  const text = await response.text();
-  if (!response.ok) {
-    let message = `${method} ${path}: HTTP ${response.status}`;
+  const text = await response.body.text();
+  if (response.statusCode < 200 || response.statusCode > 299) {
+    let message = `${method} ${path}: HTTP ${response.statusCode}`;
+    let statusMessage: string | undefined;
     try {
       const status = JSON.parse(text) as { message?: unknown };
-      if (typeof status.message === 'string') message += `: ${status.message}`;
+      if (typeof status.message === 'string') statusMessage = status.message;
     } catch {
       /* not a Status body */
     }
-    throw new KubeRequestError(response.status, message);
+    if (statusMessage !== undefined) message += `: ${statusMessage}`;
+    throw new KubeRequestError(response.statusCode, message, statusMessage);
   }
   return JSON.parse(text) as T;
 }

@@ -48,6 +48,25 @@ export class LabelSelector {
     for (const match of this.#matchers) if (!match(labels)) return false;
     return true;
   }
+
+  /** The selector in the kube-apiserver's syntax (for passing it on as `?labelSelector=`). */
+  toString(): string {
+    return this.requirements.map(requirementText).join(',');
+  }
+}
+
+function requirementText({ key, operator, values }: Requirement): string {
+  switch (operator) {
+    case 'exists':
+      return key;
+    case '!exists':
+      return `!${key}`;
+    case 'in':
+    case 'notin':
+      return `${key} ${operator} (${values.join(',')})`;
+    default:
+      return `${key}${operator}${values[0]!}`;
+  }
 }
 
 function matcherFor(r: Requirement): (labels: Labels) => boolean {

@@ -8,7 +8,7 @@ import { EVERYTHING, LabelSelectorError, parseLabelSelector, type LabelSelector 
  * it, where the original silently fell back to a default (or matched nothing). Unknown parameters
  * are ignored.
  */
-export type SortBy = 'name' | 'creationTimestamp' | 'lastUpdateTimestamp';
+export type SortBy = 'name' | 'creationTimestamp' | 'lastUpdateTimestamp' | 'startTime';
 
 export interface ListQuery<Status extends string = string> {
   /** 1-based page number; ignored when there is no limit. */
@@ -31,6 +31,8 @@ export interface ListQuery<Status extends string = string> {
   /** Case-sensitive substring of the `<platform>.io/alias-name` annotation. */
   alias: string | undefined;
   status: Status | undefined;
+  /** The kind's own filter parameters that were given (`options.filters`), by name. */
+  filters: ReadonlyMap<string, string>;
   /** Canonical text of the query: equal for queries that select the same page. */
   canonical: string;
 }
@@ -40,6 +42,13 @@ export type RawQuery = Readonly<Record<string, unknown>>;
 export interface ListQueryOptions<Status extends string> {
   /** Values `status` accepts; without them `status` is an unknown (ignored) parameter. */
   statuses?: readonly Status[];
+  /** Sort keys of this kind beyond the common ones (pods: `startTime`). */
+  extraSorts?: readonly SortBy[];
+  /**
+   * The kind's own filter parameters (pods: `nodeName`, …): name → the values it accepts, or
+   * undefined for any text. Given ones land in `filters`; an empty value means no filter.
+   */
+  filters?: Readonly<Record<string, readonly string[] | undefined>>;
 }
 
 const SORT_KEYS: Record<string, SortBy> = {
@@ -110,8 +119,16 @@ export function parseListQuery<Status extends string = never>(
   const sortText = single(query, 'sortBy');
   let sortBy: SortBy = 'creationTimestamp';
   if (sortText !== undefined) {
-    const key = Object.hasOwn(SORT_KEYS, sortText) ? SORT_KEYS[sortText] : undefined;
-    if (!key) throw invalid('sortBy', sortText, `must be one of ${Object.keys(SORT_KEYS).join(', ')}`);
+    const extra = options.extraSorts ?? [];
+    const key = Object.hasOwn(SORT_KEYS, sortText)
+      ? SORT_KEYS[sortText]
+      : (extra as readonly string[]).includes(sortText)
+        ? (sortText as SortBy)
+        : undefined;
+    if (!key) {
+      const accepted = [...Object.keys(SORT_KEYS), ...extra].join(', ');
+      throw invalid('sortBy', sortText, `must be one of ${accepted}`);
+    }
     sortBy = key;
   }
 
@@ -146,6 +163,16 @@ export function parseListQuery<Status extends string = never>(
     }
   }
 
+  const filters = new Map<string, string>();
+  for (const [parameter, accepted] of Object.entries(options.filters ?? {})) {
+    const text = nonEmpty(single(query, parameter));
+    if (text === undefined) continue;
+    if (accepted && !accepted.includes(text)) {
+      throw invalid(parameter, text, `must be one of ${accepted.join(', ')}`);
+    }
+    filters.set(parameter, text);
+  }
+
   const canonical = JSON.stringify([
     limit === undefined ? 1 : page,
     limit ?? -1,
@@ -159,6 +186,8 @@ export function parseListQuery<Status extends string = never>(
     annotation.requirements,
     alias ?? null,
     status ?? null,
+    // Only kinds with filters of their own add them, so the other kinds' ETags stay as they were.
+    ...(filters.size > 0 ? [[...filters].sort(([a], [b]) => (a < b ? -1 : 1))] : []),
   ]);
   return {
     page,
@@ -173,6 +202,7 @@ export function parseListQuery<Status extends string = never>(
     annotation,
     alias,
     status,
+    filters,
     canonical,
   };
 }

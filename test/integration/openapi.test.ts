@@ -174,6 +174,14 @@ describe('OpenAPI document of the real server', () => {
       assert.equal(res.status, 200, concrete);
     }
 
+    // Every other kind of the resources API and the overview cards: a user without RBAC rights (403).
+    for (const template of Object.keys(openapi.document.paths)) {
+      if (!/^\/kapis\/resources\.acme\.io\/v1alpha[23]\//.test(template) || template.includes('/nodes'))
+        continue;
+      const path = template.replace('{namespace}', 'default').replace('{name}', 'no-such-object');
+      const { res } = await openapi.fetch(`${url}${path}`, bearer);
+      assert.equal(res.status, 403, path);
+    }
     await openapi.fetch(`${url}/oauth/logout`, { method: 'POST', ...bearer });
     // GET, as the original's console calls it; a session already ended still answers success.
     await openapi.fetch(`${url}/oauth/logout`, bearer);

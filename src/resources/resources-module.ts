@@ -1,0 +1,90 @@
+import { accessReviewerRef } from '../access/access-module.ts';
+import type { FeatureModule } from '../http/feature-module.ts';
+import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
+import { nodeRoutesRef } from '../nodes/nodes-module.ts';
+import { packageVersion } from '../version.ts';
+import { CallerLister } from './caller-lister.ts';
+import { CachedKindReader, UpstreamKindReader, type KindReader } from './kind-readers.ts';
+import { BUILT_IN_KINDS, type ResourceKind } from './kinds.ts';
+import { overviewApi } from './overview-api.ts';
+import { overviewRoutes } from './overview-routes.ts';
+import { resourcesApi } from './resources-api.ts';
+import { resourcesRoutes } from './resources-routes.ts';
+import { WatchedKind } from './watched-kind.ts';
+
+/**
+ * The generic resources API (`/kapis/resources.<platform>.io/v1alpha3/…`) over the built-in kinds,
+ * nodes included (the nodes module serves them), and the overview cards of v1alpha2.
+ */
+export const resourcesModule: FeatureModule = {
+  name: 'resources',
+  requires: [
+    configRef,
+    kubeConfigRef,
+    loggerRef,
+    registryRef,
+    cacheMetricsRef,
+    accessReviewerRef,
+    nodeRoutesRef,
+  ],
+  register(ctx) {
+    const config = ctx.get(configRef);
+    const kubeConfig = ctx.get(kubeConfigRef);
+    const authorizer = ctx.get(accessReviewerRef);
+    const registry = ctx.get(registryRef);
+    const nodes = ctx.get(nodeRoutesRef);
+    const lister = new CallerLister({ kubeConfig });
+    const readerOptions = { aliasAnnotation: `${config.platformName}.io/alias-name` };
+
+    const caches: WatchedKind[] = [];
+    const served: { kind: ResourceKind; reader: KindReader }[] = [];
+    for (const kind of BUILT_IN_KINDS) {
+      if (kind.source === 'nodes') continue;
+      if (kind.source === 'watch-cache') {
+        const cache = new WatchedKind({
+          kind,
+          kubeConfig,
+          logger: ctx.get(loggerRef),
+          metrics: ctx.get(cacheMetricsRef),
+        });
+        caches.push(cache);
+        const memoMaxBytes = config.resources.responseMemoMegabytes * 1024 * 1024;
+        served.push({ kind, reader: new CachedKindReader(cache, { ...readerOptions, memoMaxBytes }) });
+      } else {
+        served.push({ kind, reader: new UpstreamKindReader(kind, lister, readerOptions) });
+      }
+    }
+
+    const apiContext = { platformName: config.platformName, version: packageVersion() };
+    return {
+      edge: {
+        protectedRoutes: [
+          resourcesRoutes({
+            platformName: config.platformName,
+            kinds: served,
+            nodes: nodes.router,
+            authorizer,
+            registry,
+            gzipMinBytes: config.resources.gzipMinBytes,
+          }),
+          overviewRoutes({ platformName: config.platformName, lister }),
+        ],
+        openApi: [
+          nodes.openApi,
+          resourcesApi(
+            apiContext,
+            served.map((s) => s.kind),
+          ),
+          overviewApi(apiContext),
+        ],
+      },
+      readiness: Object.fromEntries(caches.map((c) => [`${c.kind.resource}-cache`, () => c.synced])),
+      start: () => {
+        for (const cache of caches) cache.start();
+      },
+      stop: async () => {
+        await Promise.all([...caches.map((c) => c.stop()), lister.close()]);
+      },
+    };
+  },
+};

@@ -1,0 +1,352 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { kubeRequest } from '../../src/cluster/kube-request.ts';
+import { waitFor } from '../cluster/wait-for.ts';
+import {
+  adminKubeConfig,
+  createUser,
+  deleteUsersAndSessions,
+  installIamCrds,
+  passwordLogin,
+  startReadyServer,
+} from '../support/iam-fixtures.ts';
+import type { ServerProcess } from '../support/server-process.ts';
+import { testControlPlane } from '../support/shared-cluster.ts';
+
+/**
+ * The generic v1alpha3 resources API and the overview cards, on the real kube-apiserver, asked exactly
+ * as the original's console asks (platform name `kubesphere`, its query strings byte for byte).
+ */
+const cp = await testControlPlane();
+const kc = adminKubeConfig(cp.kubeconfigPath);
+const PLATFORM = 'kubesphere';
+// Namespaces cannot finish deleting here (no controller-manager): every run uses names of its own.
+const RUN = `rsapi-${randomBytes(3).toString('hex')}`;
+const NS_A = `${RUN}-a`;
+const NS_B = `${RUN}-b`;
+const NS_DEVOPS = `${RUN}-devops`;
+const NODE = `${RUN}-node`;
+const ADMIN = { name: `${RUN}-admin`, password: 'Admin-Pa55word!', groups: [`${RUN}-admins`] };
+const NOBODY = { name: `${RUN}-nobody`, password: 'Nobody-Pa55word!', groups: [`${RUN}-nobodies`] };
+const BASE = `/kapis/resources.${PLATFORM}.io/v1alpha3`;
+
+const admin = { timeoutMs: 10_000 };
+const post = (path: string, body: unknown) => kubeRequest(kc, path, { ...admin, method: 'POST', body });
+const del = (path: string) => kubeRequest(kc, path, { ...admin, method: 'DELETE' }).catch(() => undefined);
+
+function pod(name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels },
+    spec: { nodeName: NODE, containers: [{ name: 'c', image: 'example.com/app:1' }], ...extra },
+  };
+}
+
+/** status.startTime through the status subresource (the kube-apiserver resets status on create). */
+async function setStartTime(namespace: string, name: string, startTime: string) {
+  await kubeRequest(kc, `/api/v1/namespaces/${namespace}/pods/${name}/status`, {
+    ...admin,
+    method: 'PATCH',
+    contentType: 'application/merge-patch+json',
+    body: { status: { startTime, phase: 'Running' } },
+  });
+}
+
+interface ListBody {
+  items: { kind: string; apiVersion: string; metadata: Record<string, unknown> }[];
+  totalItems: number;
+}
+
+describe('resources API v1alpha3 and the overview cards', () => {
+  let server: ServerProcess;
+  let adminToken = '';
+  let nobodyToken = '';
+
+  const get = (path: string, token: string, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${path}`, { headers: { Authorization: `Bearer ${token}`, ...headers } });
+  const json = async <T = ListBody>(path: string, token = adminToken): Promise<T> => {
+    const res = await get(path, token);
+    const body = await res.text();
+    assert.equal(res.status, 200, `${path}: ${body}`);
+    return JSON.parse(body) as T;
+  };
+  const names = (body: ListBody) => body.items.map((i) => i.metadata['name']);
+
+  before(async () => {
+    await installIamCrds(kc, PLATFORM);
+    await createUser(kc, ADMIN, PLATFORM);
+    await createUser(kc, NOBODY, PLATFORM);
+    await post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: `${RUN}-admins` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'Group', name: ADMIN.groups[0], apiGroup: 'rbac.authorization.k8s.io' }],
+    });
+    for (const ns of [NS_A, NS_B]) await post('/api/v1/namespaces', { metadata: { name: ns } });
+    await post('/api/v1/namespaces', {
+      metadata: { name: NS_DEVOPS, labels: { 'kubesphere.io/devopsproject': NS_DEVOPS } },
+    });
+    // Three pods on one node, created in order web-1, web-2, db-1; started in the opposite order.
+    await post(`/api/v1/namespaces/${NS_A}/pods`, pod('web-1', { app: 'web' }));
+    await post(`/api/v1/namespaces/${NS_A}/pods`, pod('web-2', { app: 'web' }));
+    await post(
+      `/api/v1/namespaces/${NS_A}/pods`,
+      pod(
+        'db-1',
+        { app: 'db' },
+        { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] },
+      ),
+    );
+    await setStartTime(NS_A, 'web-1', '2030-01-01T00:00:03Z');
+    await setStartTime(NS_A, 'web-2', '2030-01-01T00:00:02Z');
+    await setStartTime(NS_A, 'db-1', '2030-01-01T00:00:01Z');
+    await post(`/api/v1/namespaces/${NS_B}/pods`, pod('web-1', { app: 'web' }));
+    await post(`/api/v1/namespaces/${NS_A}/services`, {
+      metadata: { name: 'web' },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80 }] },
+    });
+    await post(`/api/v1/namespaces/${NS_A}/secrets`, {
+      metadata: { name: 'token' },
+      stringData: { key: 'v' },
+    });
+    // Desired 2, none ready (no controller runs here): not ready.
+    await post(`/apis/apps/v1/namespaces/${NS_A}/deployments`, {
+      metadata: { name: 'web' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'c', image: 'example.com/app:1' }] },
+        },
+      },
+    });
+    await post(`/api/v1/namespaces/${NS_A}/resourcequotas`, {
+      metadata: { name: 'limits' },
+      spec: { hard: { pods: '10', 'requests.memory': '2Gi' } },
+    });
+    await kubeRequest(kc, `/api/v1/namespaces/${NS_A}/resourcequotas/limits/status`, {
+      ...admin,
+      method: 'PATCH',
+      contentType: 'application/merge-patch+json',
+      body: {
+        status: {
+          hard: { pods: '10', 'requests.memory': '2Gi' },
+          used: { pods: '3', 'requests.memory': '512Mi' },
+        },
+      },
+    });
+
+    server = await startReadyServer([
+      `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+      `--platformName=${PLATFORM}`,
+    ]);
+    const client = { id: PLATFORM, secret: PLATFORM };
+    const token = async (user: typeof ADMIN) => {
+      const login = await passwordLogin(server.url, user.name, user.password, client);
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      return String(login.body['access_token']);
+    };
+    adminToken = await token(ADMIN);
+    nobodyToken = await token(NOBODY);
+  });
+
+  after(async () => {
+    await server?.stop();
+    await deleteUsersAndSessions(kc, [ADMIN.name, NOBODY.name], PLATFORM);
+    await del(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${RUN}-admins`);
+    for (const ns of [NS_A, NS_B, NS_DEVOPS]) await del(`/api/v1/namespaces/${ns}`);
+  });
+
+  test("the console's project list (N3): namespaces without the devops label, newest first, 10 a page", async () => {
+    const path = `${BASE}/namespaces?labelSelector=%21kubesphere.io%2Fdevopsproject&sortBy=createTime&limit=10`;
+    const body = await waitFor('the namespace cache holds this run’s namespaces', async () => {
+      const b = await json(`${BASE}/namespaces?name=${RUN}-&labelSelector=%21kubesphere.io%2Fdevopsproject`);
+      return b.totalItems === 2 ? b : undefined;
+    });
+    assert.deepEqual(names(body).sort(), [NS_A, NS_B]);
+    const page = await json(path);
+    assert.ok(page.items.length <= 10);
+    assert.ok(!names(page).includes(NS_DEVOPS));
+    assert.equal(page.items[0]!.kind, 'Namespace');
+    assert.equal(page.items[0]!.apiVersion, 'v1');
+    const created = page.items.map((i) => Date.parse(String(i.metadata['creationTimestamp'])));
+    assert.deepEqual(
+      created,
+      [...created].sort((a, b) => b - a),
+      'newest first',
+    );
+    const all = await json(`${BASE}/namespaces?labelSelector=%21kubesphere.io%2Fdevopsproject`);
+    assert.equal(page.totalItems, all.totalItems);
+
+    const first = await get(path, adminToken);
+    const etag = first.headers.get('etag')!;
+    assert.match(etag, /^W\//);
+    assert.equal((await get(path, adminToken, { 'If-None-Match': etag })).status, 304);
+
+    const one = await json<{ kind: string; metadata: Record<string, unknown> }>(`${BASE}/namespaces/${NS_A}`);
+    assert.equal(one.kind, 'Namespace');
+    assert.equal(one.metadata['managedFields'], undefined);
+  });
+
+  test("a node's pods as the node page asks (D3): limit 6, by node, by start time", async () => {
+    const body = await json(`${BASE}/pods?limit=6&nodeName=${NODE}&sortBy=startTime`);
+    assert.equal(body.totalItems, 4);
+    // Latest start first; the pod of NS_B never started, so its creation time (now, before 2030) counts.
+    assert.deepEqual(
+      body.items.map((i) => `${i.metadata['namespace']}/${i.metadata['name']}`),
+      [`${NS_A}/web-1`, `${NS_A}/web-2`, `${NS_A}/db-1`, `${NS_B}/web-1`],
+    );
+    assert.equal(body.items[0]!.kind, 'Pod');
+    assert.ok(body.items.every((i) => i.metadata['managedFields'] === undefined));
+    const ascending = await json(`${BASE}/pods?limit=2&nodeName=${NODE}&sortBy=startTime&ascending=true`);
+    assert.deepEqual(
+      ascending.items.map((i) => `${i.metadata['namespace']}/${i.metadata['name']}`),
+      [`${NS_B}/web-1`, `${NS_A}/db-1`],
+    );
+    assert.equal(ascending.totalItems, 4);
+  });
+
+  test('a namespaced pod page, its filters and selectors', async () => {
+    const pods = `${BASE}/namespaces/${NS_A}/pods`;
+    const page = await json(`${pods}?limit=2&page=2&sortBy=name&ascending=true`);
+    assert.deepEqual(names(page), ['web-2']);
+    assert.equal(page.totalItems, 3);
+    assert.deepEqual(names(await json(`${pods}?labelSelector=app%21%3Dweb`)), ['db-1']);
+    assert.deepEqual(names(await json(`${pods}?labelSelector=%21app`)), []);
+    assert.deepEqual(names(await json(`${pods}?pvcName=data`)), ['db-1']);
+    assert.deepEqual(names(await json(`${pods}?serviceName=web&sortBy=name&ascending=true`)), [
+      'web-1',
+      'web-2',
+    ]);
+    assert.deepEqual(names(await json(`${pods}?serviceName=nothing`)), []);
+    assert.deepEqual(names(await json(`${pods}?name=web&names=web-2,db-1`)), ['web-2']);
+    assert.deepEqual(names(await json(`${BASE}/pods?namespace=${NS_B}`)), ['web-1']);
+    const one = await json<{ kind: string; metadata: { name: string } }>(`${pods}/db-1`);
+    assert.equal(one.kind, 'Pod');
+    assert.equal(one.metadata.name, 'db-1');
+
+    const res = await get(`${pods}?sortBy=name`, adminToken);
+    assert.equal(res.status, 200);
+    assert.equal(
+      (await get(`${pods}?sortBy=name`, adminToken, { 'If-None-Match': res.headers.get('etag')! })).status,
+      304,
+    );
+  });
+
+  test('other kinds: workloads with their status, secrets for a caller allowed to list them', async () => {
+    const deployments = await json(`${BASE}/namespaces/${NS_A}/deployments?status=stopped`);
+    assert.deepEqual(names(deployments), ['web']);
+    assert.equal(deployments.items[0]!.apiVersion, 'apps/v1');
+    const secrets = await json(`${BASE}/namespaces/${NS_A}/secrets?name=token`);
+    assert.deepEqual(names(secrets), ['token']);
+    const typed = await json(`${BASE}/namespaces/${NS_A}/secrets?fieldSelector=type%3DOpaque`);
+    assert.ok(names(typed).includes('token'));
+    for (const kind of [
+      'configmaps',
+      'services',
+      'serviceaccounts',
+      'roles',
+      'rolebindings',
+      'jobs',
+      'cronjobs',
+    ]) {
+      await json(`${BASE}/namespaces/${NS_A}/${kind}?limit=1`);
+    }
+    for (const kind of ['clusterroles', 'clusterrolebindings', 'storageclasses', 'persistentvolumes']) {
+      await json(`${BASE}/${kind}?limit=1`);
+    }
+    const crds = await json(`${BASE}/customresourcedefinitions?name=User`);
+    assert.ok(names(crds).includes(`users.iam.${PLATFORM}.io`), 'matched by kind');
+  });
+
+  test('errors: unknown kind 404, bad selector 400 naming it, unknown object 404', async () => {
+    const unknown = await get(`${BASE}/widgets`, adminToken);
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as { kind: string }).kind, 'Status');
+    const bad = await get(`${BASE}/namespaces/${NS_A}/pods?labelSelector=%3D%3Dx`, adminToken);
+    assert.equal(bad.status, 400);
+    const status = (await bad.json()) as { message: string; details: { causes: { field: string }[] } };
+    assert.equal(status.details.causes[0]!.field, 'labelSelector');
+    assert.match(status.message, /labelSelector/);
+    const badSort = await get(`${BASE}/deployments?sortBy=startTime`, adminToken);
+    assert.equal(badSort.status, 400);
+    const missing = await get(`${BASE}/namespaces/${NS_A}/pods/nope`, adminToken);
+    assert.equal(missing.status, 404);
+    assert.match(((await missing.json()) as { message: string }).message, /pods "nope" not found/);
+  });
+
+  test('authorization: 403 without rights; a RoleBinding opens one namespace only', async () => {
+    const denied = await get(`${BASE}/namespaces/${NS_A}/pods`, nobodyToken);
+    assert.equal(denied.status, 403);
+    assert.match(((await denied.json()) as { message: string }).message, /cannot list resource "pods"/);
+    assert.equal((await get(`${BASE}/namespaces?limit=10`, nobodyToken)).status, 403);
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS_A}/roles`, {
+      metadata: { name: 'pod-reader' },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
+    });
+    await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS_A}/rolebindings`, {
+      metadata: { name: 'pod-reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' },
+      subjects: [{ kind: 'User', name: NOBODY.name, apiGroup: 'rbac.authorization.k8s.io' }],
+    });
+    const allowed = await waitFor('the RoleBinding takes effect (a cached denial expires)', async () => {
+      const res = await get(`${BASE}/namespaces/${NS_A}/pods`, nobodyToken);
+      return res.status === 200 ? ((await res.json()) as ListBody) : undefined;
+    });
+    assert.equal(allowed.totalItems, 3);
+    assert.equal((await get(`${BASE}/namespaces/${NS_B}/pods`, nobodyToken)).status, 403);
+    assert.equal((await get(`${BASE}/pods?nodeName=${NODE}`, nobodyToken)).status, 403);
+    assert.equal((await get(`${BASE}/namespaces/${NS_A}/secrets`, nobodyToken)).status, 403);
+    assert.equal((await get(`${BASE}/namespaces/${NS_A}/pods/web-1`, nobodyToken)).status, 200);
+  });
+
+  test('overview cards: quotas, abnormal workloads, components', async () => {
+    const v1alpha2 = `/kapis/resources.${PLATFORM}.io/v1alpha2`;
+    const quota = await json<{ namespace: string; data: Record<string, Record<string, string>> }>(
+      `${v1alpha2}/namespaces/${NS_A}/quotas`,
+    );
+    assert.equal(quota.namespace, NS_A);
+    assert.deepEqual(quota.data['hard'], { pods: '10', 'requests.memory': '2Gi' });
+    assert.equal(quota.data['used']!['pods'], '3');
+    assert.equal(quota.data['used']!['count/deployments.apps'], '1');
+    assert.equal(quota.data['used']!['count/services'], '1');
+    assert.deepEqual(quota.data['left'], { pods: '7', 'requests.memory': '1536Mi' });
+    const empty = await json<{ data: Record<string, unknown> }>(`${v1alpha2}/namespaces/${NS_B}/quotas`);
+    assert.equal(
+      empty.data['hard'],
+      undefined,
+      'no ResourceQuota: no hard limits, as the original omits them',
+    );
+    assert.equal((empty.data['used'] as Record<string, string>)['count/pods'], '1');
+
+    const abnormal = await json<{ namespace: string; data: Record<string, number> }>(
+      `${v1alpha2}/namespaces/${NS_A}/abnormalworkloads`,
+    );
+    assert.deepEqual(abnormal, {
+      namespace: NS_A,
+      data: { deployments: 1, statefulsets: 0, daemonsets: 0, jobs: 0, persistentvolumeclaims: 0 },
+    });
+
+    await post('/api/v1/namespaces/kube-system/services', {
+      metadata: { name: `${RUN}-dns` },
+      spec: { selector: { app: `${RUN}-dns` }, ports: [{ port: 53 }] },
+    });
+    await post('/api/v1/namespaces/kube-system/pods', pod(`${RUN}-dns-1`, { app: `${RUN}-dns` }));
+    try {
+      const components = await json<
+        { name: string; namespace: string; totalBackends: number; healthyBackends: number }[]
+      >(`${v1alpha2}/components`);
+      const dns = components.find((c) => c.name === `${RUN}-dns`);
+      assert.deepEqual(
+        { namespace: dns?.namespace, total: dns?.totalBackends, healthy: dns?.healthyBackends },
+        { namespace: 'kube-system', total: 1, healthy: 0 },
+      );
+      assert.equal((await get(`${v1alpha2}/components`, nobodyToken)).status, 403);
+    } finally {
+      await del(`/api/v1/namespaces/kube-system/services/${RUN}-dns`);
+      await del(`/api/v1/namespaces/kube-system/pods/${RUN}-dns-1`);
+    }
+  });
+});
