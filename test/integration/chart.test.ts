@@ -598,7 +598,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
         verbs: ['get', 'list'],
       },
       { apiGroups: ['iam.platform.io'], resources: ['workspacerolebindings'], verbs: ['list'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
