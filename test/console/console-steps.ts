@@ -1,0 +1,184 @@
+import type { Page } from 'playwright-core';
+import type { RecordedCall } from './recording-proxy.ts';
+import { SEED } from './console-cluster.ts';
+
+export interface StepResult {
+  step: string;
+  pass: boolean;
+  reason: string;
+  /** API calls during the step that failed (status ≥ 400 or unreachable), for the table's notes. */
+  failedCalls: string[];
+}
+
+interface Step {
+  name: string;
+  /** Navigates or acts; the page then settles. */
+  act(page: Page, consoleUrl: string): Promise<void>;
+  /** Texts that must be on screen (the step's data). */
+  expect: string[];
+  /** Whether the page must also be free of spinners, `Not Found` and error toasts (default true). */
+  judgePage?: boolean;
+  /** Extra check once settled; returns a failure reason, or undefined. */
+  check?(page: Page, calls: RecordedCall[]): Promise<string | undefined>;
+}
+
+const node = SEED.node;
+const project = `/${SEED.workspace}/clusters/default/projects/${SEED.project}`;
+const goto = (path: string) => async (page: Page, consoleUrl: string) => {
+  await page.goto(`${consoleUrl}${path}`, { waitUntil: 'domcontentloaded' });
+};
+
+/** The issue's 16 steps, in order; later steps rely on the session the first one opens. */
+export const STEPS: Step[] = [
+  {
+    name: 'login',
+    act: async (page, consoleUrl) => {
+      await page.goto(`${consoleUrl}/login`, { waitUntil: 'domcontentloaded' });
+      await page.locator('input[name="username"]').fill(SEED.admin.name);
+      await page.locator('input[name="password"]').fill(SEED.admin.password);
+      await Promise.all([
+        page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 60_000 }),
+        page.locator('button[type="submit"]').click(),
+      ]);
+    },
+    expect: [],
+    // Login is judged by its outcome (a session, the console leaves /login); the page it lands on is step 2.
+    judgePage: false,
+    check: async (page) =>
+      (await page.context().cookies()).some((c) => c.name === 'token') ? undefined : 'no token cookie',
+  },
+  { name: 'landing', act: goto('/'), expect: [SEED.admin.name] },
+  { name: 'cluster overview', act: goto('/clusters/default/overview'), expect: ['Cluster Resource Usage'] },
+  { name: 'nodes list', act: goto('/clusters/default/nodes'), expect: ['node-0000', 'node-0002'] },
+  {
+    name: 'nodes sort + page 2',
+    act: async (page) => {
+      await page.locator('th', { hasText: 'Name' }).first().click();
+      await page.waitForResponse((r) => r.url().includes('/nodes?') && r.url().includes('sortBy=name'));
+      await page.locator('[class*="pagination"] [class*="next"], button:has(svg) >> nth=-1').last().click();
+      await page.waitForResponse((r) => r.url().includes('/nodes?') && r.url().includes('page=2'));
+    },
+    expect: ['node-0013'],
+  },
+  {
+    name: 'nodes search',
+    act: async (page) => {
+      const search = page.locator('input[placeholder*="earch"]').first();
+      await search.click();
+      await search.fill('node-0024');
+      await Promise.all([
+        page.waitForResponse((r) => r.url().includes('/nodes?') && r.url().includes('name=node-0024')),
+        search.press('Enter'),
+      ]);
+    },
+    expect: ['node-0024'],
+    check: async (page) =>
+      (await page.getByText('node-0000', { exact: true }).count()) > 0
+        ? 'search did not narrow the list'
+        : undefined,
+  },
+  {
+    name: 'node detail: status',
+    act: goto(`/clusters/default/nodes/${node}`),
+    expect: [node, 'Running Status'],
+  },
+  { name: 'node detail: pods', act: goto(`/clusters/default/nodes/${node}/pods`), expect: [SEED.pods[0]] },
+  {
+    name: 'node detail: events',
+    act: goto(`/clusters/default/nodes/${node}/events`),
+    expect: [SEED.eventReason],
+  },
+  { name: 'projects', act: goto('/clusters/default/projects'), expect: [SEED.project] },
+  { name: 'project overview', act: goto(`${project}/overview`), expect: [SEED.project] },
+  { name: 'deployments', act: goto(`${project}/deployments`), expect: [SEED.deployment] },
+  { name: 'pods', act: goto(`${project}/pods`), expect: [SEED.pods[0], SEED.pods[1]] },
+  { name: 'users', act: goto('/access/accounts'), expect: [SEED.admin.name] },
+  { name: 'workspaces', act: goto('/access/workspaces'), expect: [SEED.workspace] },
+  {
+    name: 'logout',
+    act: async (page, consoleUrl) => {
+      await page.goto(`${consoleUrl}/clusters/default/overview`, { waitUntil: 'domcontentloaded' });
+      const me = page.locator('[class*="user"]', { hasText: SEED.admin.name }).first();
+      await me.hover();
+      await Promise.all([
+        page.waitForURL((url) => url.pathname.startsWith('/login'), { timeout: 30_000 }),
+        page.getByText('Log Out', { exact: true }).click(),
+      ]);
+    },
+    expect: [],
+    check: async (_page, calls) => {
+      const logout = calls.find((c) => c.url.startsWith('/oauth/logout'));
+      if (!logout) return 'the console never called /oauth/logout';
+      return logout.status === 200 ? undefined : `GET /oauth/logout answered ${logout.status}`;
+    },
+  },
+];
+
+/** Installed in every page: remembers each error toast the console shows, even one that goes away. */
+export const TOAST_RECORDER = `
+  window.__errorToasts = [];
+  new MutationObserver((mutations) => {
+    for (const m of mutations) for (const n of m.addedNodes) {
+      if (!(n instanceof Element)) continue;
+      const toasts = n.matches('[class*="notice-error"]') ? [n] : [...n.querySelectorAll('[class*="notice-error"]')];
+      for (const t of toasts) window.__errorToasts.push(t.textContent.trim());
+    }
+  }).observe(document, { childList: true, subtree: true });
+`;
+
+async function settled(page: Page, deadlineMs: number): Promise<string | undefined> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const spinning = await page.locator('[class*="spin-spinning"]:visible').count();
+    if (spinning === 0) return undefined;
+    if (Date.now() > deadline) return `${spinning} spinner(s) still turning after ${deadlineMs / 1000} s`;
+    await page.waitForTimeout(250);
+  }
+}
+
+/** Runs one step and judges it: its data on screen, no spinner left, no `Not Found`, no error toast. */
+export async function runStep(
+  step: Step,
+  page: Page,
+  consoleUrl: string,
+  calls: RecordedCall[],
+  timeoutMs: number,
+): Promise<StepResult> {
+  const first = calls.length;
+  const reasons: string[] = [];
+  try {
+    // Toasts of the previous step (same document: the interactive steps) are not this step's.
+    await page.evaluate('window.__errorToasts = []').catch(() => undefined);
+    await step.act(page, consoleUrl);
+    for (const text of step.expect) {
+      await page
+        .getByText(text)
+        .first()
+        .waitFor({ state: 'visible', timeout: timeoutMs })
+        .catch(() => reasons.push(`"${text}" not on screen`));
+    }
+    if (step.judgePage !== false) {
+      const spinner = await settled(page, timeoutMs);
+      if (spinner) reasons.push(spinner);
+      const body = (
+        await page
+          .locator('body')
+          .innerText()
+          .catch(() => '')
+      ).trim();
+      if (/^Not Found$/m.test(body)) reasons.push('page says Not Found');
+      const toasts = (await page.evaluate('window.__errorToasts || []')) as string[];
+      if (toasts.length > 0) reasons.push(`error toast: ${toasts.join(' | ').slice(0, 200)}`);
+    }
+    const stepCalls = calls.slice(first);
+    const extra = await step.check?.(page, stepCalls);
+    if (extra) reasons.push(extra);
+  } catch (err) {
+    reasons.push((err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200));
+  }
+  const failedCalls = calls
+    .slice(first)
+    .filter((c) => c.status === 0 || c.status >= 400)
+    .map((c) => `${c.status} ${c.method} ${c.url.slice(0, 120)}`);
+  return { step: step.name, pass: reasons.length === 0, reason: reasons.join('; '), failedCalls };
+}
