@@ -5,6 +5,7 @@ import { createCacheMetrics } from './cluster/cache-metrics.ts';
 import { connectKubeConfig } from './cluster/kube-connection.ts';
 import { ConfigError, loadConfig } from './config/config.ts';
 import { healthModule } from './health/health-module.ts';
+import { iamModule } from './iam/iam-module.ts';
 import {
   cacheMetricsRef,
   configRef,
@@ -45,6 +46,7 @@ export const MODULES: readonly FeatureModule[] = [
   platformConfigModule,
   tokensModule,
   accessModule,
+  iamModule,
   nodesModule,
   resourcesModule,
   tenantModule,

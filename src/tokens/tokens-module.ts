@@ -28,6 +28,7 @@ import { loginRecordsApi } from './login-records-api.ts';
 import { packageVersion } from '../version.ts';
 import { UnknownNameLedgers } from './unknown-name-ledgers.ts';
 import { discoverUserSchema, UserSchemaProbe } from './user-schema.ts';
+import { userDirectoryRef } from './user-directory.ts';
 import { UserStore } from './user-store.ts';
 
 /**
@@ -37,7 +38,7 @@ import { UserStore } from './user-store.ts';
 export const tokensModule: FeatureModule = {
   name: 'tokens',
   requires: [configRef, loggerRef, registryRef, kubeConfigRef, cacheMetricsRef, accessReviewerRef],
-  provides: [bearerDoorRef, sessionSignalsRef],
+  provides: [bearerDoorRef, sessionSignalsRef, userDirectoryRef],
   async register(ctx) {
     const config = ctx.get(configRef);
     const authConfig = config.auth;
@@ -129,6 +130,12 @@ export const tokensModule: FeatureModule = {
         counter: metrics.bearerAuthentications,
       }),
     );
+
+    ctx.provide(userDirectoryRef, {
+      iam: iamApi.iam,
+      get: (name) => users.get(name),
+      list: () => userInformer.list(),
+    });
 
     // What open connections (the proxy's watches and upgrades) need to end with their session.
     ctx.provide(

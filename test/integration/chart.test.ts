@@ -569,7 +569,10 @@ describe('helm chart: lint, render, server-side dry run', () => {
     const groups = (findObject(objects, 'ClusterRole')['rules'] as { apiGroups: string[] }[]).flatMap(
       (r) => r.apiGroups,
     );
-    assert.deepEqual([...new Set(groups)], ['', 'iam.acme.io', 'tenant.acme.io', 'authorization.k8s.io']);
+    assert.deepEqual(
+      [...new Set(groups)],
+      ['', 'iam.acme.io', 'tenant.acme.io', 'rbac.authorization.k8s.io', 'authorization.k8s.io'],
+    );
   });
 
   test('the ClusterRole grants exactly what the server needs, with no wildcard', async () => {
@@ -599,6 +602,16 @@ describe('helm chart: lint, render, server-side dry run', () => {
       },
       { apiGroups: ['iam.platform.io'], resources: ['workspacerolebindings'], verbs: ['list'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: ['iam.platform.io'],
+        resources: ['globalroles', 'globalrolebindings', 'workspaceroles', 'workspacerolebindings'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'],
+        verbs: ['get', 'list', 'watch'],
+      },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
@@ -723,6 +736,10 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['get', 'workspaces', 'tenant.platform.io'],
       ['list', 'workspacerolebindings', 'iam.platform.io'],
       ['get', 'namespaces'],
+      ['watch', 'globalrolebindings', 'iam.platform.io'],
+      ['list', 'workspaceroles', 'iam.platform.io'],
+      ['list', 'rolebindings', 'rbac.authorization.k8s.io'],
+      ['watch', 'clusterroles', 'rbac.authorization.k8s.io'],
     ];
     const refused: [string, string, string?, string?][] = [
       ['delete', 'nodes'],
@@ -732,6 +749,11 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['impersonate', 'serviceaccounts', '', namespace],
       ['impersonate', 'uids', 'authentication.k8s.io'],
       ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
+      ['update', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
+      ['escalate', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['update', 'globalroles', 'iam.platform.io'],
+      ['delete', 'workspacerolebindings', 'iam.platform.io'],
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
       ['patch', 'users', 'iam.platform.io'],

@@ -114,6 +114,20 @@ describe('OpenAPI document of the real server', () => {
     >;
     const bearer = { headers: { Authorization: `Bearer ${access}` } };
     await openapi.fetch(`${url}/oauth/userinfo`, bearer);
+    // The users API and the member role templates (only our CRDs here: derived from Kubernetes RBAC).
+    const iam = `${url}/kapis/iam.acme.io/v1alpha2`;
+    for (const path of [
+      `users/${OSCAR.name}`,
+      `users/${OSCAR.name}/globalroles`,
+      `clustermembers/${OSCAR.name}/clusterroles`,
+      `workspaces/openapi-ws/workspacemembers/${OSCAR.name}/workspaceroles`,
+      `namespaces/default/members/${OSCAR.name}/roles`,
+    ]) {
+      const { res, body } = await openapi.fetch(`${iam}/${path}`, bearer);
+      assert.equal(res.status, 200, `${path}: ${body}`);
+    }
+    assert.equal((await openapi.fetch(`${iam}/users?limit=10&sortBy=createTime`, bearer)).res.status, 403);
+    assert.equal((await openapi.fetch(`${iam}/users/${OLGA.name}`, bearer)).res.status, 403);
     // /kapis/version: anonymous as in the original (its console asks before login), and with a token.
     const kubeVersion = await kubeRequest<Record<string, unknown>>(kc, '/version', { timeoutMs: 10_000 });
     for (const init of [{}, bearer]) {

@@ -9,10 +9,10 @@ import {
   ApiextensionsV1Api,
   CustomObjectsApi,
   KubeConfig,
+  loadYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import bcrypt from 'bcrypt';
-import { parse as parseYaml } from 'yaml';
 import { waitFor } from '../cluster/wait-for.ts';
 import { startServerProcess, type ServerProcess } from './server-process.ts';
 
@@ -69,6 +69,26 @@ export const SEED_CRD_FILES = ['users', 'loginrecords'].map((plural) =>
   ),
 );
 
+/**
+ * Minimal stand-ins for the original's role CRDs (GlobalRole, GlobalRoleBinding, WorkspaceRole,
+ * WorkspaceRoleBinding), written for these tests: their presence puts the server on the original's
+ * role model.
+ */
+export const SEED_ROLE_CRD_FILES = [
+  'globalroles',
+  'globalrolebindings',
+  'workspaceroles',
+  'workspacerolebindings',
+].map((plural) =>
+  path.join(
+    path.dirname(fileURLToPath(import.meta.url)),
+    '..',
+    'fixtures',
+    'seed-crds',
+    `${plural}.iam.kubesphere.io.yaml`,
+  ),
+);
+
 /** Installs CRD files (group iam.platform.io or iam.kubesphere.io, moved to `iam.<platform>.io`), idempotently. */
 export async function installCrdFiles(kc: KubeConfig, paths: string[], platform: string): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
@@ -79,7 +99,8 @@ export async function installCrdFiles(kc: KubeConfig, paths: string[], platform:
     const text = readFileSync(file, 'utf8')
       .replaceAll('iam.platform.io', iamOf(platform).group)
       .replaceAll('iam.kubesphere.io', iamOf(platform).group);
-    const crd = parseYaml(text) as V1CustomResourceDefinition;
+    // The client's own loader: its typed model keeps `x-kubernetes-*` schema keys (a plain parse loses them).
+    const crd = loadYaml<V1CustomResourceDefinition>(text);
     if (!crd.spec.group.startsWith('iam.')) continue;
     names.push(crd.metadata!.name!);
     plurals.push(crd.spec.names.plural);
@@ -125,6 +146,7 @@ export interface TestUser {
   password: string;
   groups: string[];
   email?: string;
+  annotations?: Record<string, string>;
 }
 
 /** Creates a User through the API (bcrypt cost 10, the minimum, to keep tests fast). */
@@ -138,7 +160,7 @@ export async function createUser(
   const body = {
     apiVersion: `${iam.group}/${iam.version}`,
     kind: 'User',
-    metadata: { name: user.name },
+    metadata: { name: user.name, ...(user.annotations ? { annotations: user.annotations } : {}) },
     spec: {
       password: await bcrypt.hash(user.password, 10),
       groups: user.groups,
