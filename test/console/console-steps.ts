@@ -48,17 +48,36 @@ export const STEPS: Step[] = [
       (await page.context().cookies()).some((c) => c.name === 'token') ? undefined : 'no token cookie',
   },
   { name: 'landing', act: goto('/'), expect: [SEED.admin.name] },
-  { name: 'cluster overview', act: goto('/clusters/default/overview'), expect: ['Cluster Resource Usage'] },
-  { name: 'nodes list', act: goto('/clusters/default/nodes'), expect: ['node-0000', 'node-0002'] },
+  {
+    name: 'cluster overview',
+    act: goto('/clusters/default/overview'),
+    expect: ['System Components', 'Resource Usage', 'Kubernetes Status'],
+  },
+  { name: 'nodes list', act: goto('/clusters/default/nodes'), expect: ['Control plane nodes', 'node-0023'] },
   {
     name: 'nodes sort + page 2',
     act: async (page) => {
-      await page.locator('th', { hasText: 'Name' }).first().click();
-      await page.waitForResponse((r) => r.url().includes('/nodes?') && r.url().includes('sortBy=name'));
-      await page.locator('[class*="pagination"] [class*="next"], button:has(svg) >> nth=-1').last().click();
-      await page.waitForResponse((r) => r.url().includes('/nodes?') && r.url().includes('page=2'));
+      const nodesQuery = (part: string) => (r: { url(): string }) =>
+        r.url().includes('/nodes?') && r.url().includes(part);
+      // The column header opens a menu: ascending or descending order.
+      await page.locator('th', { hasText: 'Name' }).first().locator('a').click();
+      await Promise.all([
+        page.waitForResponse(nodesQuery('sortBy=name')),
+        page
+          .getByText(/^Ascending/)
+          .first()
+          .click(),
+      ]);
+      await Promise.all([
+        page.waitForResponse(nodesQuery('page=2')),
+        // The pagination's "next" button (an icon button).
+        page.locator('button:has(.kubed-icon-next)').last().click(),
+      ]);
     },
-    expect: ['node-0013'],
+    // 20 nodes are listed (the edge ones are not): page 2 of 2, by name from node-0012 to node-0023.
+    expect: ['2 / 2', 'node-0012', 'node-0023'],
+    check: async (page) =>
+      (await page.getByText('node-0011', { exact: true }).count()) > 0 ? 'node-0011 is on page 2' : undefined,
   },
   {
     name: 'nodes search',
@@ -98,8 +117,8 @@ export const STEPS: Step[] = [
     name: 'logout',
     act: async (page, consoleUrl) => {
       await page.goto(`${consoleUrl}/clusters/default/overview`, { waitUntil: 'domcontentloaded' });
-      const me = page.locator('[class*="user"]', { hasText: SEED.admin.name }).first();
-      await me.hover();
+      // The header's user menu (a dropdown under the user name).
+      await page.getByText(SEED.admin.name, { exact: true }).first().click();
       await Promise.all([
         page.waitForURL((url) => url.pathname.startsWith('/login'), { timeout: 30_000 }),
         page.getByText('Log Out', { exact: true }).click(),
