@@ -9,13 +9,7 @@ import {
   type Parameter,
   type Paths,
 } from '../http/openapi-components.ts';
-import {
-  NAMED_METRICS_PATHS,
-  PLATFORM_STATISTICS,
-  TARGET_PATHS,
-  WORKSPACE_STATISTICS,
-  openApiPath,
-} from './monitoring-paths.ts';
+import { NAMED_METRICS_PATHS, TARGET_PATHS, WORKSPACE_STATISTICS, openApiPath } from './monitoring-paths.ts';
 import { NOT_CONFIGURED } from './unconfigured-metrics.ts';
 
 const metricsFilter: Parameter = {
@@ -111,12 +105,12 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
     get: {
       operationId: 'monitoringPlatformStatistics',
       tags: ['monitoring'],
-      summary: `Platform counts (${PLATFORM_STATISTICS.join(', ')}), each with the not-configured error`,
+      summary:
+        'Platform counts: kubesphere_cluser_count (1; the original’s spelling), kubesphere_workspace_count (WorkspaceTemplates), kubesphere_user_count (users)',
+      description:
+        'Real counts, read from the kube-apiserver (the original takes them from its caches, not from its metrics backend). A type that is not installed counts 0; a count that cannot be read carries an `error` instead of data. No app template count: this server has no app store.',
       security: BEARER,
-      responses: {
-        '200': jsonResponse('The counts, without data.', schemaRef('UnconfiguredMetrics')),
-        ...errors,
-      },
+      responses: { '200': jsonResponse('The counts.', schemaRef('PlatformStatistics')), ...errors },
     },
   };
   for (const [kind, list] of Object.entries(TARGET_PATHS)) {
@@ -162,6 +156,58 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
           metric_name: { type: 'string' },
           data: { type: 'object', maxProperties: 0 },
           error: { const: NOT_CONFIGURED },
+        },
+      },
+      PlatformStatistics: {
+        type: 'object',
+        required: ['results'],
+        properties: {
+          results: {
+            type: 'array',
+            items: {
+              oneOf: [
+                {
+                  type: 'object',
+                  required: ['metric_name', 'data'],
+                  properties: {
+                    metric_name: { type: 'string' },
+                    data: {
+                      type: 'object',
+                      required: ['resultType', 'result'],
+                      properties: {
+                        resultType: { const: 'vector' },
+                        result: {
+                          type: 'array',
+                          items: {
+                            type: 'object',
+                            required: ['value'],
+                            properties: {
+                              value: {
+                                type: 'array',
+                                prefixItems: [{ type: 'number' }, { type: 'string', pattern: '^\\d+$' }],
+                                minItems: 2,
+                                maxItems: 2,
+                              },
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                  not: { required: ['error'] },
+                },
+                {
+                  type: 'object',
+                  required: ['metric_name', 'data', 'error'],
+                  properties: {
+                    metric_name: { type: 'string' },
+                    data: { type: 'object', maxProperties: 0 },
+                    error: { type: 'string' },
+                  },
+                },
+              ],
+            },
+          },
         },
       },
       UnconfiguredMetrics: {

@@ -29,14 +29,6 @@ export const NAMED_METRICS_PATHS = [
   '/components/:component',
 ] as const;
 
-/** Routes whose metrics are fixed by the route, not by `metrics_filter`. */
-export const PLATFORM_STATISTICS = [
-  'kubesphere_cluser_count', // sic: the original's spelling, which its console reads
-  'kubesphere_workspace_count',
-  'kubesphere_user_count',
-  'kubesphere_app_template_count',
-] as const;
-
 /** `GET …/workspaces[/{workspace}]?type=statistics`. */
 export const WORKSPACE_STATISTICS = [
   'workspace_namespace_count',

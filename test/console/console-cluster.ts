@@ -1,12 +1,19 @@
 import {
   AppsV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   RbacAuthorizationV1Api,
   type KubeConfig,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { createNodes } from '../cluster/node-fixtures.ts';
-import { createUser, installCrdFiles, installIamCrds, SEED_CRD_FILES } from '../support/iam-fixtures.ts';
+import {
+  createUser,
+  installCrdFiles,
+  installIamCrds,
+  SEED_CRD_FILES,
+  SEED_ROLE_CRD_FILES,
+} from '../support/iam-fixtures.ts';
 import { createWorkspace, createWorkspaceNamespace, installTenantCrds } from '../support/tenant-fixtures.ts';
 
 /** The console always speaks to `kubesphere`. */
@@ -30,17 +37,59 @@ export const SEED = {
   eventReason: 'ConsoleSeedEvent',
 } as const;
 
+/** The platform administrator's global role: the modules its role templates grant (as the original's installer does). */
+const PLATFORM_ADMIN_TEMPLATES = ['clusters', 'workspaces', 'users', 'roles', 'platform-settings'];
+
 /**
  * A cluster shaped as the original's console expects to find it, on the bare control plane (no
- * controller-manager, no kubelet): the original's users CRD and our IAM CRDs for `kubesphere`, the
- * seed-shaped tenant CRDs, a platform administrator (cluster-admin in Kubernetes RBAC), a workspace with
- * a project, a Deployment with its pods (statuses written as a kubelet would), nodes and a node event.
+ * controller-manager, no kubelet): the original's users and role CRDs and our IAM CRDs for `kubesphere`,
+ * the seed-shaped tenant CRDs, a platform administrator (GlobalRole `platform-admin` aggregating role
+ * templates, bound by a GlobalRoleBinding; cluster-admin in Kubernetes RBAC, which is what this server
+ * authorizes with), a workspace with a project, a Deployment with its pods (statuses written as a kubelet
+ * would), nodes and a node event.
  */
 export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
-  await installCrdFiles(kc, SEED_CRD_FILES, PLATFORM);
+  await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], PLATFORM);
   await installIamCrds(kc, PLATFORM, { except: ['users'] });
   await installTenantCrds(kc, PLATFORM);
-  await createUser(kc, SEED.admin, PLATFORM);
+  await createUser(
+    kc,
+    { ...SEED.admin, annotations: { 'iam.kubesphere.io/globalrole': 'platform-admin' } },
+    PLATFORM,
+  );
+  const iam = { group: 'iam.kubesphere.io', version: 'v1alpha2' };
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const globalRole = (name: string, annotations: Record<string, string>) =>
+    objects.createClusterCustomObject({
+      ...iam,
+      plural: 'globalroles',
+      body: {
+        apiVersion: 'iam.kubesphere.io/v1alpha2',
+        kind: 'GlobalRole',
+        metadata: { name, annotations },
+        rules: [],
+      },
+    });
+  for (const module of PLATFORM_ADMIN_TEMPLATES)
+    await globalRole(`role-template-manage-${module}`, {
+      'iam.kubesphere.io/role-template-rules': JSON.stringify({ [module]: 'manage' }),
+    });
+  await globalRole('platform-admin', {
+    'iam.kubesphere.io/aggregation-roles': JSON.stringify(
+      PLATFORM_ADMIN_TEMPLATES.map((m) => `role-template-manage-${m}`),
+    ),
+  });
+  await objects.createClusterCustomObject({
+    ...iam,
+    plural: 'globalrolebindings',
+    body: {
+      apiVersion: 'iam.kubesphere.io/v1alpha2',
+      kind: 'GlobalRoleBinding',
+      metadata: { name: `${SEED.admin.name}-platform-admin` },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: SEED.admin.name }],
+      roleRef: { apiGroup: 'iam.kubesphere.io', kind: 'GlobalRole', name: 'platform-admin' },
+    },
+  });
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   await rbac.createClusterRoleBinding({
     body: {

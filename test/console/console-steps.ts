@@ -47,7 +47,7 @@ export const STEPS: Step[] = [
     check: async (page) =>
       (await page.context().cookies()).some((c) => c.name === 'token') ? undefined : 'no token cookie',
   },
-  { name: 'landing', act: goto('/'), expect: [SEED.admin.name] },
+  { name: 'landing', act: goto('/'), expect: [`Hello ${SEED.admin.name}`, 'Platform Resources'] },
   {
     name: 'cluster overview',
     act: goto('/clusters/default/overview'),

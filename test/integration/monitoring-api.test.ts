@@ -11,8 +11,10 @@ import {
   startReadyServer,
 } from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
+import { createWorkspace, deleteWorkspaces, installTenantCrds } from '../support/tenant-fixtures.ts';
 
 const P = 'monco';
+const WORKSPACES = ['mon-ws1', 'mon-ws2'];
 const USER = { name: 'mon-mia', password: 'Mia-Pa55word!', groups: [] as string[] };
 
 const cp = await testControlPlane();
@@ -34,6 +36,9 @@ describe('monitoring API without a metrics backend (real server)', () => {
     await installIamCrds(kc, P);
     await deleteUsersAndSessions(kc, [USER.name], P);
     await createUser(kc, USER, P);
+    await installTenantCrds(kc, P);
+    await deleteWorkspaces(kc, P, WORKSPACES);
+    for (const ws of WORKSPACES) await createWorkspace(kc, P, ws);
     server = await startReadyServer([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`, `--platformName=${P}`]);
     const login = await passwordLogin(server.url, USER.name, USER.password, { id: P, secret: P });
     assert.equal(login.status, 200);
@@ -42,6 +47,7 @@ describe('monitoring API without a metrics backend (real server)', () => {
   after(async () => {
     await server?.stop();
     await deleteUsersAndSessions(kc, [USER.name], P);
+    await deleteWorkspaces(kc, P, WORKSPACES);
   });
 
   test("the Nodes page's query (N6): every requested metric, each with the not-configured error", async () => {
@@ -94,9 +100,21 @@ describe('monitoring API without a metrics backend (real server)', () => {
     assert.deepEqual((await metrics('/cluster?metrics_filter=cluster_.*')).results, []);
   });
 
-  test('fixed metric sets: platform and workspace statistics', async () => {
-    const platform = await metrics('/kubesphere');
-    assert.ok(platform.results.some((r) => r.metric_name === 'kubesphere_user_count'));
+  test("the platform's counts are real: one cluster, the workspaces, the users", async () => {
+    const res = await get('/kubesphere');
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as {
+      results: { metric_name: string; data: { result?: { value: [number, string] }[] }; error?: string }[];
+    };
+    const count = (name: string) => {
+      const metric = body.results.find((r) => r.metric_name === name);
+      assert.ok(metric && !metric.error, `${name}: ${JSON.stringify(metric)}`);
+      return metric.data.result?.[0]?.value[1];
+    };
+    assert.equal(count('kubesphere_cluser_count'), '1');
+    assert.equal(count('kubesphere_workspace_count'), '2');
+    assert.equal(count('kubesphere_user_count'), '1');
+    assert.equal(body.results.length, 3, 'no app template count without an app store');
     const ws = await metrics('/workspaces/w1?type=statistics');
     assert.ok(ws.results.some((r) => r.metric_name === 'workspace_namespace_count'));
     assert.ok(ws.results.every((r) => r.error === NOT_CONFIGURED));
