@@ -1,29 +1,33 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
+import {
+  containerPid,
+  cpuMilli,
+  env,
+  makeKubectl,
+  memoryBytes,
+  processEnvironment,
+  run,
+  streamRequests,
+  waitFor,
+} from './e2e-tools.ts';
 
 // End-to-end: the chart installed with helm on the one-node cluster that test/e2e/run.sh starts (a real
 // kubelet, containerd + runc, kube-proxy, Traefik as the Ingress controller), the image built from
 // deploy/Dockerfile, and every request from outside going through the Ingress. Run with
 // `npm run test:e2e`; the cluster's addresses come from the environment run.sh sets.
 
-const run = promisify(execFile);
-
-function env(name: string): string {
-  const value = process.env[name];
-  assert.ok(value, `${name} is set (run these tests with npm run test:e2e)`);
-  return value;
-}
-
 const kubeconfig = env('E2E_KUBECONFIG');
 const kubectlBin = env('E2E_KUBECTL');
 const helmBin = env('E2E_HELM');
 const image = env('E2E_IMAGE');
 const nodeName = env('E2E_NODE_NAME');
+const containerdSocket = env('E2E_CONTAINERD_SOCK');
+const apiserver = new URL(env('E2E_APISERVER'));
 const ingressPort = new URL(env('E2E_INGRESS_URL')).port;
 // The Ingress routes this host; `localhost` resolves to the loopback address Traefik listens on.
 const HOST = 'localhost';
@@ -36,18 +40,22 @@ const caFile = join(work, 'tls.crt');
 const RELEASE = 'pa';
 const NAMESPACE = 'pa-e2e';
 const chartDir = new URL('../../charts/platform-apiserver', import.meta.url).pathname;
+const PRIORITY_CLASS = 'pa-e2e-critical';
+const ZONE_LABEL = 'topology.kubernetes.io/zone';
+// Secrets the chart is told to read (an existing Secret may be named): the OAuth clients and the log
+// store's credentials. Random per run, so nothing of them can be a constant in the chart or the image.
+const CLIENT_SECRET = randomBytes(12).toString('hex');
+const LOG_STORE_PASSWORD = randomBytes(12).toString('hex');
+// The log store of the config: an address on the node where nothing listens (no log store runs here;
+// the log API then answers an error and nothing else is affected).
+const LOG_STORE = `http://${apiserver.hostname}:9200`;
 
 const [imageRepository, imageTag] = [
   image.slice(0, image.lastIndexOf(':')),
   image.slice(image.lastIndexOf(':') + 1),
 ];
 
-async function kubectl(args: string[]): Promise<string> {
-  const { stdout } = await run(kubectlBin, [`--kubeconfig=${kubeconfig}`, ...args], {
-    maxBuffer: 64 << 20,
-  });
-  return stdout;
-}
+const kubectl = makeKubectl(kubectlBin, kubeconfig);
 
 async function helm(args: string[]): Promise<string> {
   const { stdout } = await run(helmBin, [`--kubeconfig=${kubeconfig}`, `--namespace=${NAMESPACE}`, ...args], {
@@ -56,61 +64,149 @@ async function helm(args: string[]): Promise<string> {
   return stdout;
 }
 
-/** Polls `check` until it returns a value, or fails naming `what` after `seconds`. */
-async function waitFor<T>(what: string, seconds: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${seconds}s waiting for ${what}: ${String(last)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+/** Values of every install and upgrade; `imageDigest` is read from the node before the install. */
+function chartValues(imageDigest: string): string[] {
+  return [
+    `--set=image.repository=${imageRepository}`,
+    // Ignored: the digest wins (it is how the Pods are shown to run the image by digest).
+    `--set=image.tag=${imageTag}`,
+    `--set=image.digest=${imageDigest}`,
+    // The image is only in the node's containerd (imported by the harness); there is no registry.
+    '--set=image.pullPolicy=Never',
+    '--set=replicaCount=2',
+    '--set=ingress.enabled=true',
+    `--set=ingress.className=${env('E2E_INGRESS_CLASS')}`,
+    `--set=ingress.hosts[0].host=${HOST}`,
+    '--set=ingress.hosts[0].paths[0].path=/',
+    '--set=ingress.hosts[0].paths[0].pathType=Prefix',
+    `--set=ingress.tls[0].secretName=${TLS_SECRET}`,
+    `--set=ingress.tls[0].hosts[0]=${HOST}`,
+    // The escape hatches and the Secrets (chart completeness).
+    '--set=commonLabels.e2e\\.platform\\.io/suite=chart',
+    '--set=podLabels.e2e\\.platform\\.io/pod=server',
+    '--set=podAnnotations.e2e\\.platform\\.io/note=from-values',
+    `--set=priorityClassName=${PRIORITY_CLASS}`,
+    '--set=topologySpreadConstraints[0].maxSkew=1',
+    `--set=topologySpreadConstraints[0].topologyKey=${ZONE_LABEL}`,
+    '--set=topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule',
+    '--set=topologySpreadConstraints[0].labelSelector.matchLabels.app\\.kubernetes\\.io/instance=pa',
+    '--set=extraEnv[0].name=PLATFORM_AUTH_ACCESS_TOKEN_MAX_AGE_SECONDS',
+    '--set-string=extraEnv[0].value=3600',
+    '--set=extraEnv[1].name=E2E_POD_NAME',
+    '--set=extraEnv[1].valueFrom.fieldRef.fieldPath=metadata.name',
+    '--set=extraVolumes[0].name=extra',
+    '--set=extraVolumes[0].configMap.name=pa-e2e-extra',
+    '--set=extraVolumeMounts[0].name=extra',
+    '--set=extraVolumeMounts[0].mountPath=/etc/e2e-extra',
+    '--set=extraVolumeMounts[0].readOnly=true',
+    '--set=oauth.existingSecret=pa-e2e-oauth',
+    `--set=config.logging.hosts={${LOG_STORE}}`,
+    '--set=logStore.passwordSecret.name=pa-e2e-log-store',
+    '--set=logStore.passwordSecret.usernameKey=username',
+    // The egress policy: the kube-apiserver looked up at install, the log store by address.
+    '--set=networkPolicy.enabled=true',
+    '--set=networkPolicy.egress.enabled=true',
+    `--set=networkPolicy.egress.logStoreTo[0].ipBlock.cidr=${apiserver.hostname}/32`,
+    '--set=networkPolicy.egress.dnsTo=null',
+  ];
 }
-
-const chartValues = [
-  `--set=image.repository=${imageRepository}`,
-  `--set=image.tag=${imageTag}`,
-  // The image is only in the node's containerd (imported by the harness); there is no registry.
-  '--set=image.pullPolicy=Never',
-  '--set=replicaCount=2',
-  '--set=ingress.enabled=true',
-  `--set=ingress.className=${env('E2E_INGRESS_CLASS')}`,
-  `--set=ingress.hosts[0].host=${HOST}`,
-  '--set=ingress.hosts[0].paths[0].path=/',
-  '--set=ingress.hosts[0].paths[0].pathType=Prefix',
-  `--set=ingress.tls[0].secretName=${TLS_SECRET}`,
-  `--set=ingress.tls[0].hosts[0]=${HOST}`,
-];
 
 interface TokenResponse {
   access_token: string;
   refresh_token: string;
+  expires_in: number;
 }
 
-async function login(password: string): Promise<TokenResponse> {
-  const res = await fetch(`${base}/oauth/token`, {
+function tokenRequest(params: Record<string, string>, clientSecret = CLIENT_SECRET): RequestInit {
+  return {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      username: 'admin',
-      password,
-      client_id: 'platform',
-      client_secret: 'platform',
-    }),
-  });
+    body: new URLSearchParams({ ...params, client_id: 'platform', client_secret: clientSecret }),
+  };
+}
+
+async function login(password: string, at = base): Promise<TokenResponse> {
+  const res = await fetch(
+    `${at}/oauth/token`,
+    tokenRequest({ grant_type: 'password', username: 'admin', password }),
+  );
   assert.equal(res.status, 200, await res.clone().text());
   return (await res.json()) as TokenResponse;
 }
 
+async function refresh(refreshToken: string, at = base): Promise<Response> {
+  return fetch(
+    `${at}/oauth/token`,
+    tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+  );
+}
+
+const NODES = '/kapis/resources.platform.io/v1alpha3/nodes';
+
+interface Pod {
+  metadata: {
+    name: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    deletionTimestamp?: string;
+  };
+  spec: {
+    nodeName: string;
+    priority?: number;
+    priorityClassName?: string;
+    topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[];
+    containers: {
+      image: string;
+      resources: { requests?: Record<string, string>; limits?: Record<string, string> };
+    }[];
+    initContainers?: unknown[];
+  };
+  status: {
+    phase: string;
+    podIP: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: {
+      containerID?: string;
+      imageID: string;
+      ready: boolean;
+      restartCount: number;
+      lastState: { terminated?: { exitCode: number } };
+    }[];
+  };
+}
+
+async function serverPods(): Promise<Pod[]> {
+  const list = JSON.parse(
+    await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=pa', '-o', 'json']),
+  ) as { items: Pod[] };
+  return list.items;
+}
+
+/** The server's Pods that run and are ready, and are not being deleted. */
+async function readyPods(): Promise<Pod[]> {
+  return (await serverPods()).filter(
+    (p) =>
+      !p.metadata.deletionTimestamp &&
+      p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
+}
+
+/** Waits until `count` answers in a row through the Ingress are 200 (its routes follow the endpoints). */
+async function ingressSettled(what: string, send: () => Promise<Response>, count = 10): Promise<void> {
+  let inARow = 0;
+  await waitFor(`${count} answers in a row through the Ingress (${what})`, 180, async () => {
+    const ok = await send().then(
+      (res) => res.status === 200,
+      () => false,
+    );
+    inARow = ok ? inARow + 1 : 0;
+    return inARow >= count ? true : undefined;
+  });
+}
+
 describe('the chart on a one-node cluster, reached through a real Ingress', () => {
   let adminPassword = '';
+  let imageDigest = '';
 
   before(async () => {
     // The Ingress's certificate: self-signed for the host, also the CA kubectl trusts.
@@ -133,6 +229,14 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       '-out',
       caFile,
     ]);
+    // The image's digest as the node's runtime knows it (imported from the archive, never pulled).
+    imageDigest = await waitFor('the node to report the image with its digest', 120, async () => {
+      const node = JSON.parse(await kubectl(['get', 'node', nodeName, '-o', 'json'])) as {
+        status: { images?: { names: string[] }[] };
+      };
+      const names = (node.status.images ?? []).find((i) => i.names.includes(image))?.names ?? [];
+      return names.find((n) => n.startsWith(`${imageRepository}@sha256:`))?.split('@')[1];
+    });
     await kubectl(['create', 'namespace', NAMESPACE]);
     await kubectl([
       'create',
@@ -144,26 +248,57 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       `--cert=${caFile}`,
       `--key=${join(work, 'tls.key')}`,
     ]);
-    await helm(['install', RELEASE, chartDir, '--wait', '--timeout=5m', ...chartValues]);
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'pa-e2e-oauth',
+      '-n',
+      NAMESPACE,
+      `--from-literal=clients=platform:${CLIENT_SECRET},e2e-cli:${randomBytes(8).toString('hex')}`,
+    ]);
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'pa-e2e-log-store',
+      '-n',
+      NAMESPACE,
+      '--from-literal=username=e2e-reader',
+      `--from-literal=password=${LOG_STORE_PASSWORD}`,
+    ]);
+    await kubectl([
+      'create',
+      'configmap',
+      'pa-e2e-extra',
+      '-n',
+      NAMESPACE,
+      '--from-literal=note.txt=mounted through extraVolumes',
+    ]);
+    await kubectl(['create', 'priorityclass', PRIORITY_CLASS, '--value=1000000']);
+    // One zone: the spread constraint (DoNotSchedule per zone) is satisfiable and really evaluated.
+    await kubectl(['label', 'node', nodeName, `${ZONE_LABEL}=e2e-a`, '--overwrite']);
+    await helm(['install', RELEASE, chartDir, '--wait', '--timeout=5m', ...chartValues(imageDigest)]);
     const secret = JSON.parse(
       await kubectl(['get', 'secret', `${RELEASE}-admin`, '-n', NAMESPACE, '-o', 'json']),
     ) as { data: Record<string, string> };
     adminPassword = Buffer.from(secret.data['password'] ?? '', 'base64').toString();
     // Traefik picks the Ingress and its endpoints up from its watch.
-    await waitFor('the Ingress to route to the server', 120, async () => {
-      const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) });
-      return res.status === 200 ? true : undefined;
-    });
+    await ingressSettled('after the install', () =>
+      fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) }),
+    );
   });
 
   after(async () => {
     await helm(['uninstall', RELEASE, '--wait', '--timeout=2m']).catch(() => undefined);
     await kubectl(['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=2m']).catch(() => undefined);
     await kubectl(['delete', 'users.iam.platform.io', 'admin', '--ignore-not-found']).catch(() => undefined);
+    await kubectl(['delete', 'priorityclass', PRIORITY_CLASS, '--ignore-not-found']).catch(() => undefined);
+    await kubectl(['label', 'node', nodeName, `${ZONE_LABEL}-`]).catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   });
 
-  test('the kubelet registered a real Node, and both Pods run the built image on it', async () => {
+  test('the kubelet registered a real Node, and both Pods run the built image on it, by digest', async () => {
     const node = JSON.parse(await kubectl(['get', 'node', nodeName, '-o', 'json'])) as {
       status: {
         nodeInfo: { kubeletVersion: string; containerRuntimeVersion: string };
@@ -176,34 +311,160 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     assert.ok(Number(node.status.capacity['cpu']) >= 1);
     assert.equal(node.status.conditions.find((c) => c.type === 'Ready')?.status, 'True');
 
-    const pods = JSON.parse(
-      await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=pa', '-o', 'json']),
-    ) as {
-      items: {
-        spec: { nodeName: string; containers: { image: string }[] };
-        status: { phase: string; podIP: string };
-      }[];
-    };
-    const running = pods.items.filter((p) => p.status.phase === 'Running');
+    const running = (await serverPods()).filter((p) => p.status.phase === 'Running');
     assert.equal(running.length, 2);
     for (const pod of running) {
       assert.equal(pod.spec.nodeName, nodeName);
-      assert.equal(pod.spec.containers[0]?.image, image);
+      assert.equal(pod.spec.containers[0]?.image, `${imageRepository}@${imageDigest}`);
+      assert.ok(pod.status.containerStatuses?.[0]?.imageID.endsWith(imageDigest));
       assert.match(pod.status.podIP, /^10\.214\.0\./);
     }
   });
 
-  test('through the Ingress: a token, the node list with the real Node, and /metrics', async () => {
-    const tokens = await login(adminPassword);
-    const res = await fetch(`${base}/kapis/resources.platform.io/v1alpha3/nodes`, {
-      headers: { Authorization: `Bearer ${tokens.access_token}` },
-    });
-    assert.equal(res.status, 200, await res.clone().text());
-    const list = (await res.json()) as { items: { metadata: { name: string } }[] };
-    assert.ok(
-      list.items.some((n) => n.metadata.name === nodeName),
-      `the list names ${nodeName}: ${JSON.stringify(list.items.map((n) => n.metadata.name))}`,
+  test('the escape hatches reach the real Pods: labels, annotations, priority, spread, env, volumes', async () => {
+    const pods = (await serverPods()).filter((p) => p.status.phase === 'Running');
+    for (const pod of pods) {
+      assert.equal(pod.metadata.labels['e2e.platform.io/suite'], 'chart');
+      assert.equal(pod.metadata.labels['e2e.platform.io/pod'], 'server');
+      assert.equal(pod.metadata.annotations?.['e2e.platform.io/note'], 'from-values');
+      // The admission plugin resolved the class to its value: the scheduler and the kubelet see it.
+      assert.equal(pod.spec.priorityClassName, PRIORITY_CLASS);
+      assert.equal(pod.spec.priority, 1000000);
+      assert.deepEqual(
+        pod.spec.topologySpreadConstraints?.map((c) => [c.topologyKey, c.whenUnsatisfiable]),
+        [[ZONE_LABEL, 'DoNotSchedule']],
+      );
+
+      // The server's process as this host sees it: its environment and its mounts.
+      const pid = await containerPid(containerdSocket, pod.status.containerStatuses![0]!.containerID!);
+      const environment = processEnvironment(pid);
+      assert.equal(environment.get('E2E_POD_NAME'), pod.metadata.name);
+      assert.equal(environment.get('PLATFORM_AUTH_ACCESS_TOKEN_MAX_AGE_SECONDS'), '3600');
+      // Credentials from the Secrets, as variables, never in the config file.
+      assert.match(environment.get('PLATFORM_AUTH_CLIENTS') ?? '', new RegExp(`^platform:${CLIENT_SECRET},`));
+      assert.equal(environment.get('PLATFORM_LOGGING_PASSWORD'), LOG_STORE_PASSWORD);
+      assert.equal(environment.get('PLATFORM_LOGGING_USERNAME'), 'e2e-reader');
+      assert.equal(
+        readFileSync(`/proc/${pid}/root/etc/e2e-extra/note.txt`, 'utf8'),
+        'mounted through extraVolumes',
+      );
+      const config = readFileSync(`/proc/${pid}/root/etc/platform-apiserver/config.yaml`, 'utf8');
+      assert.ok(config.includes(LOG_STORE));
+      assert.ok(!config.includes(CLIENT_SECRET) && !config.includes(LOG_STORE_PASSWORD));
+    }
+    // The common labels are on every object of the release.
+    const labelled = await kubectl([
+      'get',
+      'deployment,service,configmap,secret,serviceaccount,poddisruptionbudget,ingress,networkpolicy',
+      '-n',
+      NAMESPACE,
+      '-l',
+      'e2e.platform.io/suite=chart',
+      '-o',
+      'name',
+    ]);
+    for (const name of [
+      'deployment.apps/pa',
+      'service/pa',
+      'configmap/pa',
+      'secret/pa-admin',
+      'secret/pa-signing-keys',
+      'serviceaccount/pa',
+      'poddisruptionbudget.policy/pa',
+      'ingress.networking.k8s.io/pa',
+      'networkpolicy.networking.k8s.io/pa',
+    ])
+      assert.ok(labelled.split('\n').includes(name), `${name} carries the common labels: ${labelled}`);
+  });
+
+  test("the egress policy names the kube-apiserver's real endpoints (looked up at install) and the log store", async () => {
+    const slice = JSON.parse(
+      await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default', '-o', 'json']),
+    ) as { endpoints: { addresses: string[] }[]; ports: { port: number }[] };
+    assert.deepEqual(
+      slice.endpoints.flatMap((e) => e.addresses),
+      [apiserver.hostname],
     );
+    const policy = JSON.parse(
+      await kubectl(['get', 'networkpolicy', 'pa', '-n', NAMESPACE, '-o', 'json']),
+    ) as {
+      spec: { policyTypes: string[]; egress: unknown[] };
+    };
+    assert.deepEqual(policy.spec.policyTypes, ['Ingress', 'Egress']);
+    assert.deepEqual(policy.spec.egress, [
+      {
+        to: [{ ipBlock: { cidr: `${apiserver.hostname}/32` } }],
+        ports: [{ port: Number(apiserver.port), protocol: 'TCP' }],
+      },
+      { to: [{ ipBlock: { cidr: `${apiserver.hostname}/32` } }], ports: [{ port: 9200, protocol: 'TCP' }] },
+    ]);
+  });
+
+  test('through the Ingress: a token, the node list with the real Node and its allocation, and /metrics', async () => {
+    // The OAuth clients are the Secret's: the default client's secret is refused.
+    const refused = await fetch(
+      `${base}/oauth/token`,
+      tokenRequest({ grant_type: 'password', username: 'admin', password: adminPassword }, 'platform'),
+    );
+    assert.equal(refused.status, 401, await refused.clone().text());
+    const tokens = await login(adminPassword);
+    // PLATFORM_AUTH_ACCESS_TOKEN_MAX_AGE_SECONDS from extraEnv (default 7200).
+    assert.equal(tokens.expires_in, 3600);
+
+    // The allocation annotations of the real Node are the sums of the real Pods' requests and limits.
+    const node = JSON.parse(await kubectl(['get', 'node', nodeName, '-o', 'json'])) as {
+      status: { allocatable: Record<string, string> };
+    };
+    const allocatableCpu = cpuMilli(node.status.allocatable['cpu']!);
+    const allocatableMemory = memoryBytes(node.status.allocatable['memory']!);
+    const P = 'node.platform.io/';
+    await waitFor("the node list's allocation annotations to match the node's Pods", 60, async () => {
+      const pods = (
+        JSON.parse(
+          await kubectl(['get', 'pods', '-A', '--field-selector', `spec.nodeName=${nodeName}`, '-o', 'json']),
+        ) as { items: Pod[] }
+      ).items.filter((p) => p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed');
+      assert.ok(pods.length >= 2);
+      const sum = (pick: (c: Pod['spec']['containers'][number]) => number) =>
+        pods.reduce((total, p) => {
+          assert.equal(p.spec.initContainers, undefined, 'no init containers (the sum is of app containers)');
+          return total + p.spec.containers.reduce((s, c) => s + pick(c), 0);
+        }, 0);
+      const expected = {
+        cpuRequests: sum((c) => cpuMilli(c.resources.requests?.['cpu'] ?? '0')),
+        cpuLimits: sum((c) => cpuMilli(c.resources.limits?.['cpu'] ?? '0')),
+        memoryRequests: sum((c) => memoryBytes(c.resources.requests?.['memory'] ?? '0')),
+        memoryLimits: sum((c) => memoryBytes(c.resources.limits?.['memory'] ?? '0')),
+      };
+      const res = await fetch(`${base}${NODES}`, {
+        headers: { Authorization: `Bearer ${tokens.access_token}` },
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const list = (await res.json()) as {
+        items: { metadata: { name: string; annotations: Record<string, string> } }[];
+      };
+      const listed = list.items.find((n) => n.metadata.name === nodeName);
+      assert.ok(
+        listed,
+        `the list names ${nodeName}: ${JSON.stringify(list.items.map((n) => n.metadata.name))}`,
+      );
+      const a = listed.metadata.annotations;
+      const actual = {
+        cpuRequests: cpuMilli(a[`${P}cpu-requests`]!),
+        cpuLimits: cpuMilli(a[`${P}cpu-limits`]!),
+        memoryRequests: memoryBytes(a[`${P}memory-requests`]!),
+        memoryLimits: memoryBytes(a[`${P}memory-limits`]!),
+      };
+      if (JSON.stringify(actual) !== JSON.stringify(expected)) return undefined;
+      const percent = (n: number, of: number) => `${Math.trunc((n / of) * 100)}%`;
+      assert.equal(a[`${P}cpu-requests-fraction`], percent(expected.cpuRequests, allocatableCpu));
+      assert.equal(a[`${P}cpu-limits-fraction`], percent(expected.cpuLimits, allocatableCpu));
+      assert.equal(a[`${P}memory-requests-fraction`], percent(expected.memoryRequests, allocatableMemory));
+      assert.equal(a[`${P}memory-limits-fraction`], percent(expected.memoryLimits, allocatableMemory));
+      // At least the two server Pods: 100m / 128Mi requested and 1 CPU / 512Mi limited each.
+      assert.ok(expected.cpuRequests >= 200 && expected.memoryLimits >= 2 * 512 * 1024 ** 2);
+      return true;
+    });
 
     const metrics = await fetch(`${base}/metrics`);
     assert.equal(metrics.status, 200);
@@ -232,50 +493,101 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     assert.match(out, /Phase:\s+Succeeded/);
   });
 
+  test('a rolling restart of 2 replicas under a steady stream of authenticated requests loses none', async () => {
+    const { access_token } = await login(adminPassword);
+    const before = new Set((await readyPods()).map((p) => p.metadata.name));
+    assert.equal(before.size, 2);
+    // Both the cached API and the Kubernetes API proxy, alternately, as a client would use them.
+    let turn = 0;
+    const stream = streamRequests(
+      (signal) =>
+        fetch(turn++ % 2 ? `${base}${NODES}` : `${base}/api/v1/namespaces/${NAMESPACE}/pods?limit=1`, {
+          headers: { Authorization: `Bearer ${access_token}` },
+          signal,
+        }),
+      { workers: 2, timeoutMs: 20_000 },
+    );
+    try {
+      await kubectl(['rollout', 'restart', `deployment/${RELEASE}`, '-n', NAMESPACE]);
+      await kubectl(['rollout', 'status', `deployment/${RELEASE}`, '-n', NAMESPACE, '--timeout=5m']);
+      // The stream runs on until the old Pods have finished terminating (preStop sleep, then drain).
+      await waitFor('the old Pods to be gone', 180, async () => {
+        const names = (await serverPods()).map((p) => p.metadata.name);
+        return names.some((n) => before.has(n)) ? undefined : names;
+      });
+    } finally {
+      const result = await stream.stop();
+      assert.deepEqual(
+        result.failures,
+        [],
+        `${result.failures.length} failed of ${result.ok + result.failures.length}`,
+      );
+      assert.ok(result.ok >= 50, `a steady stream: ${result.ok} requests answered`);
+    }
+    const after = await readyPods();
+    assert.equal(after.length, 2);
+    assert.ok(
+      after.every((p) => !before.has(p.metadata.name)),
+      'both Pods were replaced',
+    );
+  });
+
+  test("a Pod's process killed with SIGKILL: the sessions it created work on the other replica", async () => {
+    const [victim, survivor] = await readyPods();
+    assert.ok(victim && survivor);
+    const at = (pod: Pod) => `http://${pod.status.podIP}:9090`;
+    // The session is created by the victim itself (straight to its address, not through the Ingress).
+    const tokens = await login(adminPassword, at(victim));
+    const victimStatus = victim.status.containerStatuses![0]!;
+    process.kill(await containerPid(containerdSocket, victimStatus.containerID!), 'SIGKILL');
+
+    // The other replica accepts the access token and refreshes the session.
+    const nodes = await fetch(`${at(survivor)}${NODES}`, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
+    assert.equal(nodes.status, 200, await nodes.clone().text());
+    const refreshed = await refresh(tokens.refresh_token, at(survivor));
+    assert.equal(refreshed.status, 200, await refreshed.clone().text());
+    const rotated = (await refreshed.json()) as TokenResponse;
+
+    // The kubelet saw the process die (exit 137) and restarted it; then the Ingress serves the session
+    // from either replica.
+    await waitFor('the killed container to be restarted and ready', 180, async () => {
+      const pod = (await serverPods()).find((p) => p.metadata.name === victim.metadata.name);
+      const status = pod?.status.containerStatuses?.[0];
+      if (!status || status.restartCount <= victimStatus.restartCount || !status.ready) return undefined;
+      assert.equal(status.lastState.terminated?.exitCode, 137);
+      return true;
+    });
+    await ingressSettled('after the restart', () =>
+      fetch(`${base}${NODES}`, {
+        headers: { Authorization: `Bearer ${rotated.access_token}` },
+        signal: AbortSignal.timeout(5000),
+      }),
+    );
+    const again = await refresh(rotated.refresh_token);
+    assert.equal(again.status, 200, await again.clone().text());
+  });
+
   test('helm upgrade keeps the signing keys and live sessions', async () => {
     const before = await login(adminPassword);
-    // A changed value rolls the Pods (the config checksum changes).
+    // A changed value rolls the Pods (the config checksum changes). --wait returns once the new Pods
+    // are ready; the old ones drain while the Ingress stops routing to them, so no waiting after it.
     await helm([
       'upgrade',
       RELEASE,
       chartDir,
       '--wait',
       '--timeout=5m',
-      ...chartValues,
+      ...chartValues(imageDigest),
       '--set=config.log.level=debug',
     ]);
-    // Until the old Pods are gone and the Ingress routes only to the new ones (Traefik follows the
-    // EndpointSlices; a request to a removed Pod's address would time out at the gateway).
-    await waitFor('only the upgraded Pods to remain', 180, async () => {
-      const pods = JSON.parse(
-        await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=pa', '-o', 'json']),
-      ) as { items: { metadata: { annotations?: Record<string, string> } }[] };
-      return pods.items.length === 2 ? true : undefined;
-    });
-    let inARow = 0;
-    await waitFor('ten answers in a row through the Ingress', 120, async () => {
-      const ok = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5000) }).then(
-        (res) => res.status === 200,
-        () => false,
-      );
-      inARow = ok ? inARow + 1 : 0;
-      return inARow >= 10 ? true : undefined;
-    });
     // The access token from before the upgrade: the same signing key, the same live session.
-    const nodes = await fetch(`${base}/kapis/resources.platform.io/v1alpha3/nodes`, {
+    const nodes = await fetch(`${base}${NODES}`, {
       headers: { Authorization: `Bearer ${before.access_token}` },
     });
     assert.equal(nodes.status, 200, await nodes.clone().text());
-    const refreshed = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: before.refresh_token,
-        client_id: 'platform',
-        client_secret: 'platform',
-      }),
-    });
+    const refreshed = await refresh(before.refresh_token);
     assert.equal(refreshed.status, 200, await refreshed.clone().text());
   });
 });

@@ -296,5 +296,6 @@ E2E_INGRESS_CLASS=traefik
 E2E_NODE_NAME=$E2E_NODE_NAME
 E2E_APISERVER=$apiserver
 E2E_STATE=$E2E_STATE
+E2E_CONTAINERD_SOCK=$E2E_SOCK
 EOF
 e2e_log "up: Node $E2E_NODE_NAME Ready, Ingress at http://127.0.0.1:$ingress_port"
