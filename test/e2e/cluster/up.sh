@@ -196,7 +196,9 @@ EOF
 start containerd containerd --config "$E2E_STATE/containerd/config.toml"
 wait_until "containerd" 60 ctr --address "$E2E_SOCK" version
 ctr --address "$E2E_SOCK" -n "$E2E_CTR_NS" images import --no-unpack "$pause_archive" >/dev/null
-ctr --address "$E2E_SOCK" -n "$E2E_CTR_NS" images import --no-unpack "$app_archive" >/dev/null
+# Also under its digest (repository@sha256:…), as a pulled image is: Pods may name it by digest.
+ctr --address "$E2E_SOCK" -n "$E2E_CTR_NS" images import --no-unpack --digests --base-name "${app_image%:*}" \
+  "$app_archive" >/dev/null
 
 # --- kube-proxy ------------------------------------------------------------------------------------------------
 cat >"$E2E_STATE/kube-proxy.yaml" <<EOF
