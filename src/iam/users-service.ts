@@ -96,7 +96,10 @@ export class UsersService {
       await Promise.all(users.map(async (u) => rolesOf.set(u, await this.#roles.globalRoleOf(u))));
       users = users.filter((u) => rolesOf.get(u) === globalRole);
     }
-    const sorted = users.sort((a, b) => (query.ascending ? 1 : -1) * order(a, b, query));
+    // Each creation time parsed once, not per comparison: the sort is most of a page's cost.
+    const keyed = users.map((u) => ({ user: u, created: createdAt(u) }));
+    const sign = query.ascending ? 1 : -1;
+    const sorted = keyed.sort((a, b) => sign * order(a, b, query)).map((k) => k.user);
     const page =
       query.limit === undefined
         ? sorted
@@ -134,12 +137,18 @@ export class UsersService {
 }
 
 /** Ascending order by the query's key: name, or creation time with ties by name (the original has no update time for users). */
-function order(a: UserObject, b: UserObject, query: ListQuery): number {
-  const byName = compare(a.metadata.name, b.metadata.name);
+function order(
+  a: { user: UserObject; created: number },
+  b: { user: UserObject; created: number },
+  query: ListQuery,
+): number {
+  const byName = compare(a.user.metadata.name, b.user.metadata.name);
   if (query.sortBy === 'name') return byName;
-  const ta = Date.parse(String(a.metadata.creationTimestamp ?? '')) || 0;
-  const tb = Date.parse(String(b.metadata.creationTimestamp ?? '')) || 0;
-  return ta - tb || byName;
+  return a.created - b.created || byName;
+}
+
+function createdAt(user: UserObject): number {
+  return Date.parse(String(user.metadata.creationTimestamp ?? '')) || 0;
 }
 
 function compare(a: string, b: string): number {
