@@ -181,6 +181,11 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
 
   // POST, and GET as the original's console calls it (the original serves only GET): the same answer.
   const logout: RequestHandler = (req, res, next) => {
+    // Express answers HEAD with the GET handler; a probe must not end a session, so HEAD falls through to 405.
+    if (req.method === 'HEAD') {
+      next();
+      return;
+    }
     const match = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
     if (!match) {
       next(
@@ -249,7 +254,7 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
   const allowedMethods: Record<string, string> = {
     '/oauth/token': 'POST',
     '/oauth/revoke': 'POST',
-    '/oauth/logout': 'GET, HEAD, POST',
+    '/oauth/logout': 'GET, POST',
     '/oauth/keys': 'GET, HEAD',
     '/oauth/userinfo': 'GET, HEAD',
     '/oauth/.well-known/openid-configuration': 'GET, HEAD',

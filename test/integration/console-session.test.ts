@@ -164,6 +164,9 @@ for (const platform of ['platform', 'kubesphere']) {
       const access = login.body['access_token'] as string;
       const bearer = { authorization: `Bearer ${access}` };
       assert.equal((await get('/oauth/userinfo', bearer)).status, 200);
+      const head = await fetch(`${server.url}/oauth/logout`, { method: 'HEAD', headers: bearer });
+      assert.equal(head.status, 405, 'HEAD is safe: it must not end the session');
+      assert.equal((await get('/oauth/userinfo', bearer)).status, 200, 'the session survived HEAD');
 
       const logout = await get('/oauth/logout', bearer);
       assert.equal(logout.status, 200, logout.text);
@@ -182,7 +185,7 @@ for (const platform of ['platform', 'kubesphere']) {
       assert.equal((JSON.parse(anonymous.text) as Record<string, unknown>)['error'], 'invalid_token');
       const put = await fetch(`${server.url}/oauth/logout`, { method: 'PUT' });
       assert.equal(put.status, 405);
-      assert.equal(put.headers.get('allow'), 'GET, HEAD, POST');
+      assert.equal(put.headers.get('allow'), 'GET, POST');
     });
   });
 }
