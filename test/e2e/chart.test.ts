@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -180,6 +180,30 @@ async function serverPods(): Promise<Pod[]> {
     await kubectl(['get', 'pods', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=pa', '-o', 'json']),
   ) as { items: Pod[] };
   return list.items;
+}
+
+/** Asks the Eviction API to evict `pod` (what `kubectl drain` does), which the PodDisruptionBudget guards. */
+async function evict(pod: Pod): Promise<void> {
+  const file = join(work, `eviction-${pod.metadata.name}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: pod.metadata.name, namespace: NAMESPACE },
+    }),
+  );
+  try {
+    await kubectl([
+      'create',
+      '--raw',
+      `/api/v1/namespaces/${NAMESPACE}/pods/${pod.metadata.name}/eviction`,
+      '-f',
+      file,
+    ]);
+  } catch (err) {
+    throw new Error((err as { stderr?: string }).stderr ?? String(err), { cause: err });
+  }
 }
 
 /** The server's Pods that run and are ready, and are not being deleted. */
@@ -531,6 +555,37 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       after.every((p) => !before.has(p.metadata.name)),
       'both Pods were replaced',
     );
+  });
+
+  test('the PodDisruptionBudget lets one Pod be evicted at a time, and an eviction loses no request', async (t) => {
+    const { access_token } = await login(adminPassword);
+    const [first, second] = await readyPods();
+    assert.ok(first && second);
+    const stream = streamRequests(
+      (signal) => fetch(`${base}${NODES}`, { headers: { Authorization: `Bearer ${access_token}` }, signal }),
+      { workers: 2, timeoutMs: 20_000 },
+    );
+    try {
+      await evict(first);
+      // One Pod is going: the budget (maxUnavailable 1) refuses a second eviction until its replacement is ready.
+      await assert.rejects(evict(second), /disruption budget/);
+      await waitFor('the evicted Pod to be gone and replaced', 180, async () => {
+        const pods = await serverPods();
+        const ready = await readyPods();
+        return !pods.some((p) => p.metadata.name === first.metadata.name) && ready.length === 2
+          ? true
+          : undefined;
+      });
+    } finally {
+      const result = await stream.stop();
+      t.diagnostic(`${result.ok} requests answered 200, ${result.failures.length} failed`);
+      assert.deepEqual(
+        result.failures,
+        [],
+        `${result.failures.length} failed of ${result.ok + result.failures.length}`,
+      );
+      assert.ok(result.ok >= 20, `a steady stream: ${result.ok} requests answered`);
+    }
   });
 
   test("a Pod's process killed with SIGKILL: the sessions it created work on the other replica", async () => {
