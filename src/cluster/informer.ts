@@ -41,13 +41,20 @@ export interface CachedObject {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
-export interface InformerOptions<T extends CachedObject> {
+export interface InformerOptions<T extends object> {
   /** Label for logs and metrics, e.g. "nodes". */
   kind: string;
   list: ListFn<T>;
   watch: WatchFn;
   /** Applied to every object before it is stored (e.g. drop managedFields). The result is frozen. */
   transform?: (object: T) => T;
+  /**
+   * For objects stored in a form of their own, without `metadata`: the store key (`namespace/name`, or
+   * the name of a cluster-scoped object, so `get()` finds it) and the resourceVersion. By default both
+   * come from `metadata`.
+   */
+  keyOf?: (object: T) => string;
+  versionOf?: (object: T) => ResourceVersion | undefined;
   logger: Logger;
   metrics?: CacheMetrics;
   /** First retry delay after an error; doubles up to maxBackoffMs, with jitter. */
@@ -76,9 +83,11 @@ class ResourceExpired extends Error {}
  * resumes a watch the server closed from the last resourceVersion seen (bookmarks included). Stored
  * objects are frozen and shared: callers must never mutate them (the freeze enforces it).
  */
-export class Informer<T extends CachedObject> {
+export class Informer<T extends object> {
   readonly kind: string;
   readonly #options: InformerOptions<T>;
+  readonly #keyOf: (object: T) => string;
+  readonly #versionOf: (object: T) => ResourceVersion | undefined;
   readonly #store = new Map<string, T>();
   readonly #listeners = new Set<InformerListener<T>>();
   readonly #syncWaiters = new Set<() => void>();
@@ -97,6 +106,8 @@ export class Informer<T extends CachedObject> {
     this.kind = options.kind;
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#keyOf = options.keyOf ?? ((object) => keyOfObject(object as CachedObject));
+    this.#versionOf = options.versionOf ?? ((object) => (object as CachedObject).metadata?.resourceVersion);
     options.metrics?.track(this);
   }
 
@@ -211,7 +222,7 @@ export class Informer<T extends CachedObject> {
     const fresh = new Map<string, T>();
     for (const item of result.items) {
       const stored = this.#prepare(item);
-      fresh.set(keyOfObject(stored), stored);
+      fresh.set(this.#keyOf(stored), stored);
     }
     const previous = new Map(this.#store);
     this.#store.clear();
@@ -223,8 +234,7 @@ export class Informer<T extends CachedObject> {
     for (const [key, object] of fresh) {
       const old = previous.get(key);
       if (!old) this.#emit('ADDED', object, undefined);
-      else if (old.metadata?.resourceVersion !== object.metadata?.resourceVersion)
-        this.#emit('MODIFIED', object, old);
+      else if (this.#versionOf(old) !== this.#versionOf(object)) this.#emit('MODIFIED', object, old);
     }
     for (const [key, old] of previous) if (!fresh.has(key)) this.#emit('DELETED', old, undefined);
 
@@ -286,9 +296,9 @@ export class Informer<T extends CachedObject> {
       if (status?.code === 410) throw new ResourceExpired(status.message ?? 'resourceVersion too old');
       throw new Error(`watch error ${status?.code ?? ''}: ${status?.message ?? 'unknown'}`);
     }
-    const object = event.object as T;
-    const rv = object?.metadata?.resourceVersion;
     if (event.type === 'BOOKMARK') {
+      // A bookmark is always the apiserver's own object, whatever form the watch gives the others.
+      const rv = (event.object as CachedObject | undefined)?.metadata?.resourceVersion;
       if (rv) this.#resourceVersion = rv;
       this.#markCurrent();
       return;
@@ -296,7 +306,9 @@ export class Informer<T extends CachedObject> {
     if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED') {
       throw new Error(`unexpected watch event type ${JSON.stringify(event.type)}`);
     }
-    const key = keyOfObject(object);
+    const object = event.object as T;
+    const rv = this.#versionOf(object);
+    const key = this.#keyOf(object);
     const previous = this.#store.get(key);
     if (event.type === 'DELETED') {
       this.#store.delete(key);

@@ -55,6 +55,24 @@ export async function http1Dispatcher(kc: KubeConfig): Promise<Dispatcher> {
  * objects, so what we serve keeps the apiserver's exact text; and it is always bounded by a timeout.
  */
 export async function kubeRequest<T>(kc: KubeConfig, path: string, options: KubeRequestOptions): Promise<T> {
+  return JSON.parse(await (await kubeResponse(kc, path, options)).body.text()) as T;
+}
+
+/** As kubeRequest, but the body as bytes: for a caller that parses it piece by piece (a large LIST). */
+export async function kubeRequestBytes(
+  kc: KubeConfig,
+  path: string,
+  options: KubeRequestOptions,
+): Promise<Buffer> {
+  return Buffer.from(await (await kubeResponse(kc, path, options)).body.arrayBuffer());
+}
+
+/** The answer, its status checked (anything but 2xx throws KubeRequestError), its body not yet read. */
+async function kubeResponse(
+  kc: KubeConfig,
+  path: string,
+  options: KubeRequestOptions,
+): Promise<Dispatcher.ResponseData> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
   const method = options.method ?? 'GET';
@@ -80,8 +98,8 @@ export async function kubeRequest<T>(kc: KubeConfig, path: string, options: Kube
     dispatcher: options.dispatcher ?? ctx.getDispatcher(),
     signal: AbortSignal.timeout(options.timeoutMs),
   });
-  const text = await response.body.text();
   if (response.statusCode < 200 || response.statusCode > 299) {
+    const text = await response.body.text();
     let message = `${method} ${path}: HTTP ${response.statusCode}`;
     let statusMessage: string | undefined;
     try {
@@ -93,5 +111,5 @@ export async function kubeRequest<T>(kc: KubeConfig, path: string, options: Kube
     if (statusMessage !== undefined) message += `: ${statusMessage}`;
     throw new KubeRequestError(response.statusCode, message, statusMessage);
   }
-  return JSON.parse(text) as T;
+  return response;
 }

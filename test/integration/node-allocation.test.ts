@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, NodeV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
 import type { RawNode } from '../../src/nodes/node-view.ts';
+import { PodCache } from '../../src/nodes/pod-cache.ts';
+import { createLogger } from '../../src/observability/logger.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import { nodeFixture } from '../cluster/node-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';
@@ -35,6 +38,8 @@ const container = (name: string, resources: Resources, restartPolicy?: string) =
 });
 
 const cp: ControlPlane = await testControlPlane();
+const silentLogger = () =>
+  createLogger({ level: 'error', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
 
 describe('allocation annotations against the real kube-apiserver (bound pods, status set by hand)', () => {
   let kc: KubeConfig;
@@ -227,6 +232,26 @@ describe('allocation annotations against the real kube-apiserver (bound pods, st
     // The RuntimeClass admission plugin did set the overhead we count.
     const overheadPod = await core.readNamespacedPod({ name: `${PREFIX}-overhead`, namespace: NAMESPACE });
     assert.deepEqual(overheadPod.spec?.overhead, { cpu: '250m', memory: '120Mi' });
+  });
+
+  test('listed in pages of two pods (continue tokens, each item parsed on its own), the sums are the same', async () => {
+    const paged = new PodCache({
+      kubeConfig: serverKubeConfig(cp.kubeconfigPath),
+      logger: silentLogger(),
+      pageSize: 2,
+    });
+    paged.start();
+    try {
+      await paged.waitForSynced(15_000);
+      assert.ok(paged.size >= 5, `${paged.size} pods cached`);
+      assert.equal(paged.size, server.pods.size);
+      for (const i of [0, 1, 2, 3]) {
+        assert.deepEqual(paged.allocationOf(node(i)), server.pods.allocationOf(node(i)), node(i));
+      }
+      assert.equal(paged.allocationOf(node(0))?.cpuRequests, 1300);
+    } finally {
+      await paged.stop();
+    }
   });
 
   test('a pod created, resized, finishing and deleted shows within a second; the list ETag follows', async () => {
