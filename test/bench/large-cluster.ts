@@ -66,12 +66,6 @@ export const LARGE_CLUSTER_APISERVER_ARGS = [
   '--max-mutating-requests-inflight=1000',
 ];
 
-/**
- * The kube-apiserver's Go GC runs less often (its heap may grow to 5x the live data): a fifth less
- * apiserver CPU while seeding, measured, on a machine where that CPU is the bottleneck.
- */
-export const LARGE_CLUSTER_APISERVER_ENV = { GOGC: '400' };
-
 const DEFAULT_CONCURRENCY = 48;
 
 function complete(spec: LargeClusterSpec): Required<LargeClusterSpec> {
@@ -483,7 +477,6 @@ export async function startLargeCluster(
     report = JSON.parse(readFileSync(saved, 'utf8')) as typeof report;
     cp = await startControlPlane({
       apiserverArgs: LARGE_CLUSTER_APISERVER_ARGS,
-      apiserverEnv: LARGE_CLUSTER_APISERVER_ENV,
       etcdDataFrom: path.join(cached, 'etcd'),
       startTimeoutMs: 300_000,
     });
@@ -492,7 +485,6 @@ export async function startLargeCluster(
   } else {
     cp = await startControlPlane({
       apiserverArgs: LARGE_CLUSTER_APISERVER_ARGS,
-      apiserverEnv: LARGE_CLUSTER_APISERVER_ENV,
       startTimeoutMs: 300_000,
     });
     try {
@@ -516,7 +508,6 @@ export async function startLargeCluster(
       renameSync(partial, cached);
       cp = await startControlPlane({
         apiserverArgs: LARGE_CLUSTER_APISERVER_ARGS,
-        apiserverEnv: LARGE_CLUSTER_APISERVER_ENV,
         etcdDataFrom: path.join(cached, 'etcd'),
         startTimeoutMs: 300_000,
       });

@@ -1,10 +1,12 @@
-// Pod-cache benchmark (allocation annotations): a real control plane with 5,000 nodes and 50,000 pods
-// bound to them; the node API started without and with the pod watch, alternately, several rounds.
-// Reports the memory the pod cache adds (after sync and a full GC) and page throughput with pods vs
-// without, also while pods are created and deleted.
+// Pod-cache benchmark (allocation annotations): a real control plane holding 5,000 nodes and 50,000 pods
+// in 500 namespaces (test/bench/large-cluster.ts: seeded once, then restored from its cache); the node
+// API started without and with the pod watch, alternately, several rounds. Reports the memory the pod
+// cache adds — after the first sync, and in the steady state after the load runs (both after a full GC) —
+// and page throughput with pods vs without, quiet and while pods are created and deleted.
 //
 //   node test/bench/pods-bench.ts                      5,000 nodes, 50,000 pods, 3 rounds, 10 s runs
-//   node test/bench/pods-bench.ts --nodes=500 --pods=5000 --rounds=1 --duration=3
+//   node test/bench/pods-bench.ts --nodes=500 --pods=5000 --namespaces=50 --rounds=1 --duration=3
+//   add --no-cache to seed the cluster afresh (and keep nothing)
 //
 // Run by `npm run bench:nodes` after the node list benchmark. Figures on stdout (docs/benchmarks.md).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,11 +14,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { kubeRequest } from '../../src/cluster/kube-request.ts';
-import { startControlPlane } from '../cluster/control-plane.ts';
-import { createNodes } from '../cluster/node-fixtures.ts';
+import { adminClient, podFixture, startLargeCluster } from './large-cluster.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { IMAGE_ENV } from './real-server.ts';
+import type { MemoryReport } from './serve-allocations.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = new Map(
@@ -27,93 +28,50 @@ const args = new Map(
 );
 const NODES = Number(args.get('nodes') ?? 5000);
 const PODS = Number(args.get('pods') ?? 50_000);
+const NAMESPACES = Number(args.get('namespaces') ?? 500);
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const DURATION_S = Number(args.get('duration') ?? 10);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const CHURN_PER_S = Number(args.get('churn') ?? 20);
-const PREFIX = 'podbench';
-const NAMESPACE = 'default';
 
 const children: ChildProcess[] = [];
 process.on('exit', () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-const nodeName = (i: number) => `${PREFIX}-${String(i % NODES).padStart(4, '0')}`;
-
-/** A pod as a Deployment would make it: labels, env, ports, probes, two containers; some with init/sidecar. */
-function podFixture(i: number, name = `${PREFIX}-pod-${i}`) {
-  const resources = (cpu: number, memoryMi: number) => ({
-    requests: { cpu: `${cpu}m`, memory: `${memoryMi}Mi` },
-    limits: { cpu: `${cpu * 2}m`, memory: `${memoryMi * 2}Mi` },
-  });
-  const app = {
-    name: 'app',
-    image: `registry.example/team-${i % 40}/service:v1.${i % 7}.0`,
-    ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
-    env: [
-      { name: 'LOG_LEVEL', value: 'info' },
-      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-    ],
-    resources: resources(100 + (i % 5) * 50, 128 + (i % 4) * 64),
-    readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 10 },
-  };
-  const metrics = { name: 'metrics', image: 'registry.example/exporter:0.9', resources: resources(10, 32) };
-  return {
-    metadata: {
-      name,
-      labels: { app: `service-${i % 40}`, 'pod-template-hash': `h${i % 97}` },
-      annotations: { 'prometheus.io/scrape': 'true' },
-    },
-    spec: {
-      nodeName: nodeName(i),
-      ...(i % 5 === 0
-        ? {
-            initContainers: [
-              { name: 'migrate', image: 'registry.example/migrate:1', resources: resources(500, 256) },
-            ],
-          }
-        : {}),
-      ...(i % 10 === 1
-        ? {
-            initContainers: [
-              {
-                name: 'proxy',
-                image: 'registry.example/proxy:1',
-                restartPolicy: 'Always',
-                resources: resources(50, 64),
-              },
-            ],
-          }
-        : {}),
-      containers: [app, metrics],
-      terminationGracePeriodSeconds: 30,
-    },
-  };
+interface ServerInfo extends MemoryReport {
+  nodesUrl: string;
+  pods: number;
+  syncSeconds: number;
 }
 
-const createPod = (kc: KubeConfig, body: unknown) =>
-  kubeRequest(kc, `/api/v1/namespaces/${NAMESPACE}/pods`, { method: 'POST', body, timeoutMs: 60_000 });
-const deletePod = (kc: KubeConfig, name: string) =>
-  kubeRequest(kc, `/api/v1/namespaces/${NAMESPACE}/pods/${name}?gracePeriodSeconds=0`, {
-    method: 'DELETE',
-    timeoutMs: 60_000,
-  });
-
-function startServer(kubeconfig: string, mode: 'with' | 'without') {
+/** serve-allocations in its own process, with the image's environment (malloc arenas, production). */
+async function startServer(kubeconfig: string, mode: 'with' | 'without') {
   const child = spawn(
     process.execPath,
     ['--expose-gc', path.join(here, 'serve-allocations.ts'), kubeconfig, mode],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...IMAGE_ENV, ...process.env } },
   );
   children.push(child);
-  return new Promise<{
-    child: ChildProcess;
-    info: { nodesUrl: string; rssMb: number; heapUsedMb: number; pods: number; syncSeconds: number };
-  }>((resolve, reject) => {
-    createInterface(child.stderr!).once('line', (line) => resolve({ child, info: JSON.parse(line) }));
-    child.once('exit', (code) => reject(new Error(`serve-allocations exited with ${code}`)));
-  });
+  const lines = createInterface(child.stderr!)[Symbol.asyncIterator]();
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`serve-allocations exited with ${code}`))),
+  );
+  const nextLine = async () => {
+    const line = await Promise.race([lines.next(), exited]);
+    if (line.done) throw new Error('serve-allocations closed its stderr');
+    return line.value;
+  };
+  const info = JSON.parse(await nextLine()) as ServerInfo;
+  return {
+    child,
+    info,
+    /** A full GC in the server, then its memory figures. */
+    memory: async () => {
+      child.kill('SIGUSR2');
+      return JSON.parse(await nextLine()) as MemoryReport;
+    },
+  };
 }
 
 async function load(spec: LoadSpec): Promise<LoadResult> {
@@ -128,18 +86,23 @@ async function load(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /** Creates and deletes pods at `perSecond` until stopped; counts what the apiserver accepted. */
-function churn(kc: KubeConfig, perSecond: number) {
+function churn(
+  client: ReturnType<typeof adminClient>,
+  spec: Parameters<typeof podFixture>[0],
+  perSecond: number,
+) {
   let running = true;
   let done = 0;
   let n = 0;
   const loop = (async () => {
     while (running) {
       const started = Date.now();
-      const name = `${PREFIX}-churn-${n}`;
       const i = n++;
+      const pod = podFixture(spec, i, `${spec.prefix}-churn-${i}`);
+      const base = `/api/v1/namespaces/${pod.metadata.namespace}/pods`;
       try {
-        await createPod(kc, podFixture(i, name));
-        await deletePod(kc, name);
+        await client.send('POST', base, pod);
+        await client.send('DELETE', `${base}/${pod.metadata.name}?gracePeriodSeconds=0`);
         done++;
       } catch {
         /* counted as not done */
@@ -161,91 +124,107 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-async function main() {
-  process.stderr.write(`# ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), node ${process.version}\n`);
-  const cp = await startControlPlane();
-  try {
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfigPath);
-    kc.setCurrentContext('admin');
-    let started = Date.now();
-    await createNodes(kc.makeApiClient(CoreV1Api), NODES, { prefix: PREFIX, concurrency: 32 });
-    process.stderr.write(`# seeded ${NODES} nodes in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    started = Date.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 48 }, async () => {
-        for (let i = next++; i < PODS; i = next++) await createPod(kc, podFixture(i));
-      }),
-    );
-    const seedPodsSeconds = (Date.now() - started) / 1000;
-    process.stderr.write(`# seeded ${PODS} pods in ${seedPodsSeconds.toFixed(1)} s\n`);
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
+interface Sample {
+  syncSeconds: number;
+  pods: number;
+  /** After the first sync (and a full GC). */
+  synced: MemoryReport;
+  /** After the load runs (and a full GC): the steady state. */
+  steady: MemoryReport;
+  quiet: number;
+  churned: number;
+}
+
+async function main() {
+  process.stderr.write(
+    `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), node ${process.version}, load average ${loadAverage()}\n`,
+  );
+  const cluster = await startLargeCluster(
+    { nodes: NODES, pods: PODS, namespaces: NAMESPACES },
+    { cache: !args.has('no-cache') },
+  );
+  const { cp, report } = cluster;
+  const client = adminClient(cp);
+  try {
     const admin = { Authorization: `Bearer ${cp.admin.token}` };
     const samples = { with: [] as Sample[], without: [] as Sample[] };
-    interface Sample {
-      rssMb: number;
-      heapUsedMb: number;
-      syncSeconds: number;
-      pods: number;
-      quiet: number;
-      churned: number;
-    }
     for (let round = 1; round <= ROUNDS; round++) {
       // Alternate which goes first, so drift on a shared machine does not favour one.
       const order: ('with' | 'without')[] = round % 2 ? ['without', 'with'] : ['with', 'without'];
       for (const mode of order) {
-        const { child, info } = await startServer(cp.kubeconfigPath, mode);
+        const server = await startServer(cp.kubeconfigPath, mode);
+        const { info } = server;
         const url = `${info.nodesUrl}?limit=10&sortBy=name`;
-        await load({ url, headers: admin, connections: CONNECTIONS, durationSeconds: 2 });
-        const quiet = await load({
-          url,
-          headers: admin,
-          connections: CONNECTIONS,
-          durationSeconds: DURATION_S,
-        });
-        const churner = churn(kc, CHURN_PER_S);
-        const busy = await load({
-          url,
-          headers: admin,
-          connections: CONNECTIONS,
-          durationSeconds: DURATION_S,
-        });
+        const run = (durationSeconds: number) =>
+          load({ url, headers: admin, connections: CONNECTIONS, durationSeconds });
+        await run(2);
+        const quiet = await run(DURATION_S);
+        const churner = churn(client, cluster.spec, CHURN_PER_S);
+        const busy = await run(DURATION_S);
         const churnedPods = await churner.stop();
+        const steady = await server.memory();
         const failed = quiet.non2xx + quiet.errors + busy.non2xx + busy.errors;
         if (failed) throw new Error(`${mode}: ${failed} failed requests`);
         samples[mode].push({
-          rssMb: info.rssMb,
-          heapUsedMb: info.heapUsedMb,
           syncSeconds: info.syncSeconds,
           pods: info.pods,
+          synced: info,
+          steady,
           quiet: quiet.requestsPerSecond,
           churned: busy.requestsPerSecond,
         });
         process.stderr.write(
-          `# round ${round} ${mode} pods: RSS ${fmt(info.rssMb)} MB, heap ${fmt(info.heapUsedMb)} MB, synced in ${fmt(info.syncSeconds, 1)} s, ` +
-            `${fmt(quiet.requestsPerSecond)} req/s quiet, ${fmt(busy.requestsPerSecond)} req/s with ${churnedPods} pods created+deleted\n`,
+          `# round ${round} ${mode} pods (${fmt(info.pods)}): synced in ${fmt(info.syncSeconds, 1)} s, ` +
+            `RSS ${fmt(info.rssMb)} MB synced, ${fmt(steady.rssMb)} MB steady, peak ${fmt(steady.peakRssMb)} MB, ` +
+            `heap used ${fmt(steady.heapUsedMb)} MB of ${fmt(steady.heapTotalMb)}, external ${fmt(steady.externalMb)} MB; ` +
+            `${fmt(quiet.requestsPerSecond)} req/s quiet, ${fmt(busy.requestsPerSecond)} req/s with ${churnedPods} pods created+deleted; ` +
+            `load average ${loadAverage()}\n`,
         );
-        child.kill('SIGTERM');
-        await new Promise((r) => child.once('exit', r));
+        server.child.kill('SIGTERM');
+        await new Promise((r) => server.child.once('exit', r));
       }
     }
-    const m = (mode: 'with' | 'without', key: keyof Sample) => median(samples[mode].map((s) => s[key]));
+    const m = (mode: 'with' | 'without', pick: (s: Sample) => number) => median(samples[mode].map(pick));
+    const row = (label: string, pick: (s: Sample) => number, unit: string, target = '') => {
+      const [without, withPods] = [m('without', pick), m('with', pick)];
+      return `| ${label} | ${fmt(without)} ${unit} | ${fmt(withPods)} ${unit} | **+${fmt(withPods - without, 1)} ${unit}**${target} |`;
+    };
+    const ratio = (label: string, pick: (s: Sample) => number, target = '') =>
+      `| ${label} | ${fmt(m('without', pick))} | ${fmt(m('with', pick))} | **${fmt(m('with', pick) / m('without', pick), 2)}**${target} |`;
+    const seeded = report.restored ? 'restored from the fixture cache; seeded' : 'seeded';
     const lines = [
-      `pods: ${fmt(PODS)} on ${fmt(NODES)} nodes (seeded in ${fmt(seedPodsSeconds, 1)} s); medians of ${ROUNDS} rounds, ${DURATION_S} s runs, ${CONNECTIONS} connections, page = limit=10&sortBy=name`,
+      `pods: ${fmt(PODS)} in ${fmt(NAMESPACES)} namespaces on ${fmt(NODES)} nodes (${seeded} at ${fmt(report.podsPerSecond)} pods/s); ` +
+        `medians of ${ROUNDS} rounds, ${DURATION_S} s runs, ${CONNECTIONS} connections, page = limit=10&sortBy=name; load average at the end ${loadAverage()}`,
       '',
       '| | without pod cache | with pod cache | with − without / ratio |',
       '|---|---|---|---|',
-      `| RSS after sync + GC | ${fmt(m('without', 'rssMb'))} MB | ${fmt(m('with', 'rssMb'))} MB | **+${fmt(m('with', 'rssMb') - m('without', 'rssMb'), 1)} MB** (target ≤ 40 MB) |`,
-      `| V8 heap used after sync + GC | ${fmt(m('without', 'heapUsedMb'))} MB | ${fmt(m('with', 'heapUsedMb'))} MB | +${fmt(m('with', 'heapUsedMb') - m('without', 'heapUsedMb'), 1)} MB |`,
-      `| start to synced | ${fmt(m('without', 'syncSeconds'), 1)} s | ${fmt(m('with', 'syncSeconds'), 1)} s | |`,
-      `| page req/s, quiet | ${fmt(m('without', 'quiet'))} | ${fmt(m('with', 'quiet'))} | **${fmt(m('with', 'quiet') / m('without', 'quiet'), 2)}** (target ≥ 0.9) |`,
-      `| page req/s, ${CHURN_PER_S} pods/s created+deleted | ${fmt(m('without', 'churned'))} | ${fmt(m('with', 'churned'))} | **${fmt(m('with', 'churned') / m('without', 'churned'), 2)}** |`,
+      row('RSS, steady (after the load runs + GC)', (s) => s.steady.rssMb, 'MB', ' (target ≤ 40 MB)'),
+      row('RSS after the first sync + GC', (s) => s.synced.rssMb, 'MB'),
+      row('peak RSS (VmHWM)', (s) => s.steady.peakRssMb, 'MB'),
+      row('V8 heap used, steady', (s) => s.steady.heapUsedMb, 'MB'),
+      row('V8 heap committed, steady', (s) => s.steady.heapTotalMb, 'MB'),
+      row('external (Buffers), steady', (s) => s.steady.externalMb, 'MB'),
+      `| start to synced | ${fmt(
+        m('without', (s) => s.syncSeconds),
+        1,
+      )} s | ${fmt(
+        m('with', (s) => s.syncSeconds),
+        1,
+      )} s | |`,
+      ratio('page req/s, quiet', (s) => s.quiet, ' (target ≥ 0.9)'),
+      ratio(`page req/s, ${CHURN_PER_S} pods/s created+deleted`, (s) => s.churned),
     ];
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-    await cp.stop();
+    await client.close();
+    await cluster.stop();
   }
 }
 
