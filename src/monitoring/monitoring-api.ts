@@ -72,6 +72,7 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
       .join('');
   for (const path of NAMED_METRICS_PATHS) {
     const statistics = path.startsWith('/workspaces') && !path.includes('namespaces');
+    const oneWorkspace = path === '/workspaces/:workspace';
     paths[`${base}${openApiPath(path)}`] = {
       get: {
         operationId: operationId(path, 'monitoring'),
@@ -86,7 +87,9 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
                 {
                   name: 'type',
                   in: 'query' as const,
-                  description: `\`statistics\`: the workspace counts (${WORKSPACE_STATISTICS.join(', ')}), each with the error.`,
+                  description: oneWorkspace
+                    ? `\`statistics\`: the workspace's counts (${WORKSPACE_STATISTICS.join(', ')}), real (the devops count says DevOps is not served); only for a caller who may see the workspace (as for the tenant API).`
+                    : `\`statistics\`: the workspace counts (${WORKSPACE_STATISTICS.join(', ')}), each with the error (no workspace named).`,
                   schema: { type: 'string' },
                 },
               ]
@@ -94,8 +97,21 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
           ...ignored,
         ],
         responses: {
-          '200': jsonResponse('The requested metrics, without data.', schemaRef('UnconfiguredMetrics')),
+          '200': oneWorkspace
+            ? jsonResponse(
+                'The requested metrics without data, or (`type=statistics`) the workspace’s counts.',
+                {
+                  anyOf: [schemaRef('UnconfiguredMetrics'), schemaRef('CountMetrics')],
+                },
+              )
+            : jsonResponse('The requested metrics, without data.', schemaRef('UnconfiguredMetrics')),
           '400': statusResponse('`metrics_filter` (or `type`) given more than once.'),
+          ...(oneWorkspace
+            ? {
+                '403': statusResponse('`type=statistics` of a workspace the caller may not see.'),
+                '404': statusResponse('`type=statistics` of a workspace that does not exist.'),
+              }
+            : {}),
           ...errors,
         },
       },
@@ -103,14 +119,14 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
   }
   paths[`${base}/kubesphere`] = {
     get: {
-      operationId: 'monitoringPlatformStatistics',
+      operationId: 'monitoringCountMetrics',
       tags: ['monitoring'],
       summary:
         'Platform counts: kubesphere_cluser_count (1; the original’s spelling), kubesphere_workspace_count (WorkspaceTemplates), kubesphere_user_count (users)',
       description:
         'Real counts, read from the kube-apiserver (the original takes them from its caches, not from its metrics backend). A type that is not installed counts 0; a count that cannot be read carries an `error` instead of data. No app template count: this server has no app store.',
       security: BEARER,
-      responses: { '200': jsonResponse('The counts.', schemaRef('PlatformStatistics')), ...errors },
+      responses: { '200': jsonResponse('The counts.', schemaRef('CountMetrics')), ...errors },
     },
   };
   for (const [kind, list] of Object.entries(TARGET_PATHS)) {
@@ -158,7 +174,7 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
           error: { const: NOT_CONFIGURED },
         },
       },
-      PlatformStatistics: {
+      CountMetrics: {
         type: 'object',
         required: ['results'],
         properties: {

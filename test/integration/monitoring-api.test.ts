@@ -11,10 +11,16 @@ import {
   startReadyServer,
 } from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
-import { createWorkspace, deleteWorkspaces, installTenantCrds } from '../support/tenant-fixtures.ts';
+import {
+  bindWorkspaceMember,
+  createWorkspace,
+  createWorkspaceNamespace,
+  deleteWorkspaces,
+  installTenantCrds,
+} from '../support/tenant-fixtures.ts';
 
 const P = 'monco';
-const WORKSPACES = ['mon-ws1', 'mon-ws2'];
+const WORKSPACES = ['mon-ws1', 'mon-ws2'] as const;
 const USER = { name: 'mon-mia', password: 'Mia-Pa55word!', groups: [] as string[] };
 
 const cp = await testControlPlane();
@@ -37,8 +43,10 @@ describe('monitoring API without a metrics backend (real server)', () => {
     await deleteUsersAndSessions(kc, [USER.name], P);
     await createUser(kc, USER, P);
     await installTenantCrds(kc, P);
-    await deleteWorkspaces(kc, P, WORKSPACES);
+    await deleteWorkspaces(kc, P, [...WORKSPACES]);
     for (const ws of WORKSPACES) await createWorkspace(kc, P, ws);
+    await bindWorkspaceMember(kc, P, WORKSPACES[0], { kind: 'User', name: USER.name });
+    await createWorkspaceNamespace(kc, P, WORKSPACES[0], 'mon-ns1');
     server = await startReadyServer([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`, `--platformName=${P}`]);
     const login = await passwordLogin(server.url, USER.name, USER.password, { id: P, secret: P });
     assert.equal(login.status, 200);
@@ -47,7 +55,7 @@ describe('monitoring API without a metrics backend (real server)', () => {
   after(async () => {
     await server?.stop();
     await deleteUsersAndSessions(kc, [USER.name], P);
-    await deleteWorkspaces(kc, P, WORKSPACES);
+    await deleteWorkspaces(kc, P, [...WORKSPACES]);
   });
 
   test("the Nodes page's query (N6): every requested metric, each with the not-configured error", async () => {
@@ -115,9 +123,26 @@ describe('monitoring API without a metrics backend (real server)', () => {
     assert.equal(count('kubesphere_workspace_count'), '2');
     assert.equal(count('kubesphere_user_count'), '1');
     assert.equal(body.results.length, 3, 'no app template count without an app store');
-    const ws = await metrics('/workspaces/w1?type=statistics');
-    assert.ok(ws.results.some((r) => r.metric_name === 'workspace_namespace_count'));
-    assert.ok(ws.results.every((r) => r.error === NOT_CONFIGURED));
+  });
+
+  test("a workspace's counts are real, for whom may see the workspace", async () => {
+    const res = await get(`/workspaces/${WORKSPACES[0]}?type=statistics`);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as {
+      results: { metric_name: string; data: { result?: { value: [number, string] }[] }; error?: string }[];
+    };
+    const byName = Object.fromEntries(body.results.map((r) => [r.metric_name, r]));
+    assert.equal(byName['workspace_namespace_count']?.data.result?.[0]?.value[1], '1');
+    assert.equal(byName['workspace_member_count']?.data.result?.[0]?.value[1], '1');
+    // No WorkspaceRole CRD for this platform name: none.
+    assert.equal(byName['workspace_role_count']?.data.result?.[0]?.value[1], '0');
+    assert.match(byName['workspace_devops_project_count']?.error ?? '', /DevOps/);
+    // Not a member of the other workspace, no RBAC on it: 403, as for the tenant API.
+    assert.equal((await get(`/workspaces/${WORKSPACES[1]}?type=statistics`)).status, 403);
+    // Statistics of no workspace in particular: the error per count.
+    const none = await metrics('/workspaces?type=statistics');
+    assert.ok(none.results.some((r) => r.metric_name === 'workspace_namespace_count'));
+    assert.ok(none.results.every((r) => r.error === NOT_CONFIGURED));
   });
 
   test('authenticated like every route; a repeated metrics_filter is a 400 naming it', async () => {
