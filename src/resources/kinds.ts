@@ -132,7 +132,8 @@ function kind(
     source,
     why,
     ...extra,
-    filters: { ...ownerFilters, ...extra.filters },
+    // The nodes module parses its own query (no owner filters, as before).
+    filters: source === 'nodes' ? {} : { ...ownerFilters, ...extra.filters },
   };
 }
 
