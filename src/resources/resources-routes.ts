@@ -78,7 +78,10 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
     const get = async (req: Request<Params>, res: Response) => {
       const { namespace } = req.params;
       const name = req.params.name!;
-      await authorize(req, res, { verb: 'get', ...attributes, name, ...(namespace ? { namespace } : {}) });
+      // A namespace is asked about in itself, as the kube-apiserver does: a RoleBinding in a namespace
+      // that grants `get namespaces` lets its subjects read that namespace.
+      const scope = namespace ?? (kind.resource === 'namespaces' ? name : undefined);
+      await authorize(req, res, { verb: 'get', ...attributes, name, ...(scope ? { namespace: scope } : {}) });
       await send(req, res, kind, 'get', await reader.get({ identity: identityOf(req), namespace, name }));
     };
 

@@ -284,7 +284,10 @@ describe('resources API v1alpha3 and the overview cards', () => {
     assert.equal((await get(`${BASE}/namespaces?limit=10`, nobodyToken)).status, 403);
     await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS_A}/roles`, {
       metadata: { name: 'pod-reader' },
-      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
+      rules: [
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+      ],
     });
     await post(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS_A}/rolebindings`, {
       metadata: { name: 'pod-reader' },
@@ -300,6 +303,9 @@ describe('resources API v1alpha3 and the overview cards', () => {
     assert.equal((await get(`${BASE}/pods?nodeName=${NODE}`, nobodyToken)).status, 403);
     assert.equal((await get(`${BASE}/namespaces/${NS_A}/secrets`, nobodyToken)).status, 403);
     assert.equal((await get(`${BASE}/namespaces/${NS_A}/pods/web-1`, nobodyToken)).status, 200);
+    // A RoleBinding granting `get namespaces` lets its subject read that namespace only (as kubectl would).
+    assert.equal((await get(`${BASE}/namespaces/${NS_A}`, nobodyToken)).status, 200);
+    assert.equal((await get(`${BASE}/namespaces/${NS_B}`, nobodyToken)).status, 403);
   });
 
   test('overview cards: quotas, abnormal workloads, components', async () => {
