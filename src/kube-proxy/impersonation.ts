@@ -14,6 +14,29 @@ export interface Upstream {
   authorization(): Promise<string | undefined>;
 }
 
+/**
+ * How long the server's own credential is reused before the kubeconfig is asked again. Asking costs a
+ * decode of the TLS material and an agent lookup per proxied request; a rotated ServiceAccount token is
+ * written well before the old one expires, so a second's delay in noticing it is harmless.
+ */
+const AUTHORIZATION_TTL_MS = 1000;
+
+/** The last answer of `read` for `ttlMs`; a failed read is not kept. */
+function memoizeFor<T>(ttlMs: number, read: () => Promise<T>): () => Promise<T> {
+  let cached: { value: Promise<T>; until: number } | undefined;
+  return () => {
+    const now = performance.now();
+    if (cached && now < cached.until) return cached.value;
+    const value = read();
+    const entry = { value, until: now + ttlMs };
+    cached = entry;
+    value.catch(() => {
+      if (cached === entry) cached = undefined;
+    });
+    return value;
+  };
+}
+
 export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
@@ -32,14 +55,14 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
     target: cluster.server,
     agent,
     verifyTls: tls.rejectUnauthorized !== false,
-    authorization: async () => {
+    authorization: memoizeFor(AUTHORIZATION_TTL_MS, async () => {
       const opts: https.RequestOptions = {};
       await kubeConfig.applyToHTTPSOptions(opts);
       const header = (opts.headers as Record<string, string> | undefined)?.['Authorization'];
       if (header) return header;
       if (opts.auth) return `Basic ${Buffer.from(opts.auth).toString('base64')}`;
       return undefined;
-    },
+    }),
   };
 }
 

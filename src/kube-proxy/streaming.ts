@@ -38,6 +38,33 @@ export interface StreamingProxy {
 }
 
 /**
+ * One socket write per event-loop turn instead of one per upstream chunk. The kube-apiserver sends a
+ * list in 2 kB HTTP chunks that arrive together in one read; piped as they come, a 27 kB page took a
+ * dozen writes to the client (headers, each chunk, the terminator), each a system call that wakes the
+ * reader. Corked until the turn ends, they leave as one. Streams are not held back: whatever arrived is
+ * flushed at the end of the turn it arrived in, and a finished response uncorks itself (res.end()).
+ */
+function coalesceWrites(upstream: http.IncomingMessage, res: http.ServerResponse): void {
+  // The socket, not the response: ServerResponse.uncork() sends its buffered chunks one write each.
+  const socket = res.socket;
+  if (!socket) return;
+  let corked = false;
+  const cork = () => {
+    if (corked || res.writableEnded || socket.destroyed) return;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      corked = false;
+      // res.end() has flushed and fully uncorked the socket, which may already serve the next request.
+      if (!res.writableEnded && !socket.destroyed) socket.uncork();
+    });
+  };
+  cork(); // the status line and headers, written with the first chunks
+  upstream.on('data', cork);
+  res.once('close', () => upstream.off('data', cork));
+}
+
+/**
  * Streams responses (watch, follow=true logs) and upgrades (exec, attach, port-forward): a timeout
  * only until the upstream answers, headers flushed at once for bodies without a length, upstream
  * latency measured as source="proxy".
@@ -72,6 +99,7 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     });
     proxyServer.on('proxyRes', (proxyRes, req, res) => {
       observe(req, proxyRes.statusCode ?? 0);
+      coalesceWrites(proxyRes, res);
       // A response without Content-Length streams (watch, follow=true logs). Node holds headers until
       // the first body byte, so a quiet watch would look hung to the client: send them now, once
       // http-proxy has copied status and headers (synchronously, right after this event).

@@ -10,12 +10,15 @@
 //   npm run bench:nodes -- --scale --nodes=20000   only what grows with the node count: time to ready,
 //                                           RSS and heap, page p50/p99, bytes per cached node
 //   BENCH_PROFILE=/tmp/prof npm run bench:nodes -- --quick   also a CPU profile of the server
+//   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part, with CPU ms per request
+//                                           of our server and the kube-apiserver; DIR: another checkout
+//                                           (its src/main.ts) run beside ours, rounds interleaved
 //
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +55,8 @@ const WARMUP_S = QUICK ? 1 : 2;
 const ROUNDS = Number(args.get('rounds') ?? 3);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const SCALE = args.has('scale');
+const PROXY_ONLY = args.has('proxy');
+const BASELINE = args.get('baseline');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
 const TOKEN_USERS = 100;
 const TOKENS_PER_USER = 10;
@@ -181,6 +186,7 @@ async function main() {
     const setup = await setUp(cp);
     if (SOAK_S > 0) await soak(setup);
     else if (SCALE) await scale(setup);
+    else if (PROXY_ONLY) await proxyOnly(setup);
     else await benchmark(setup);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -385,6 +391,159 @@ async function benchmark(setup: Setup) {
   ];
   process.stdout.write(lines.join('\n') + '\n');
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
+}
+
+/**
+ * Only the proxy part (p), and with --baseline=DIR the same requests through DIR's server (another
+ * checkout, its src/main.ts) started beside ours: rounds interleaved, so a change is judged against the
+ * code before it in the same minutes of a shared machine.
+ */
+async function proxyOnly(setup: Setup) {
+  const { cp, serverArgs } = setup;
+  const profile = process.env['BENCH_PROFILE'];
+  const server = await startRealServer({
+    args: serverArgs,
+    dir: cp.dir,
+    name: 'server',
+    ...(profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
+  });
+  const baseline = BASELINE
+    ? await startRealServer({
+        args: serverArgs,
+        dir: cp.dir,
+        name: 'baseline',
+        main: path.resolve(BASELINE, 'src/main.ts'),
+      })
+    : undefined;
+  const proxyPath = '/api/v1/nodes?limit=10';
+  const token = async (url: string) => ({
+    Authorization: `Bearer ${(await login(url, setup.users[0]!)).access}`,
+  });
+  const ours = await token(server.url);
+  const theirs = baseline ? await token(baseline.url) : undefined;
+  const admin = { Authorization: `Bearer ${cp.admin.token}` };
+  const runs = {
+    proxy: [] as LoadResult[],
+    baseline: [] as LoadResult[],
+    direct: [] as LoadResult[],
+    directImpersonating: [] as LoadResult[],
+  };
+  // CPU time per request (/proc, user + system) of our server and of the kube-apiserver: what a proxied
+  // request costs each process, which a loaded machine does not distort the way it distorts req/s.
+  const [, apiserverPid] = cp.pids;
+  const cpu = {
+    proxy: [] as number[],
+    baseline: [] as number[],
+    apiserverDirect: [] as number[],
+    apiserverViaProxy: [] as number[],
+  };
+  const timed = async (
+    label: string,
+    spec: Omit<LoadSpec, 'durationSeconds'>,
+    pids: { ours?: number; cpuOurs?: number[]; cpuApiserver: number[] },
+  ) => {
+    await load({ ...spec, durationSeconds: WARMUP_S });
+    const before = [cpuMs(pids.ours), cpuMs(apiserverPid)];
+    const result = await load({ ...spec, durationSeconds: DURATION_S });
+    const per = (i: number, now: number) => (now - before[i]!) / Math.max(1, result.requests);
+    if (pids.ours !== undefined) pids.cpuOurs?.push(per(0, cpuMs(pids.ours)));
+    pids.cpuApiserver.push(per(1, cpuMs(apiserverPid)));
+    log(
+      `${label}: ${fmt(result.requestsPerSecond)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms` +
+        (pids.ours !== undefined ? `; server ${fmt(pids.cpuOurs!.at(-1)!, 2)} CPU ms/request` : '') +
+        `; kube-apiserver ${fmt(pids.cpuApiserver.at(-1)!, 2)} CPU ms/request` +
+        (result.non2xx + result.errors ? `, ${result.non2xx + result.errors} failed` : ''),
+    );
+    return result;
+  };
+  for (let round = 1; round <= ROUNDS; round++) {
+    log(`round ${round} of ${ROUNDS}`);
+    runs.proxy.push(
+      await timed(
+        '(p) ours, proxy',
+        { url: `${server.url}${proxyPath}`, headers: ours, connections: CONNECTIONS },
+        { ours: server.pid, cpuOurs: cpu.proxy, cpuApiserver: cpu.apiserverViaProxy },
+      ),
+    );
+    if (baseline && theirs)
+      runs.baseline.push(
+        await timed(
+          '(p) baseline, proxy',
+          { url: `${baseline.url}${proxyPath}`, headers: theirs, connections: CONNECTIONS },
+          { ours: baseline.pid, cpuOurs: cpu.baseline, cpuApiserver: [] },
+        ),
+      );
+    runs.direct.push(
+      await timed(
+        '(p) kube-apiserver directly',
+        { url: `${cp.server}${proxyPath}`, connections: CONNECTIONS, headers: admin, caPem: cp.caPem },
+        { cpuApiserver: cpu.apiserverDirect },
+      ),
+    );
+    runs.directImpersonating.push(
+      await timed(
+        '(p) kube-apiserver directly, impersonating',
+        {
+          url: `${cp.server}${proxyPath}`,
+          connections: CONNECTIONS,
+          caPem: cp.caPem,
+          headers: { ...admin, 'Impersonate-User': setup.users[0]!, 'Impersonate-Group': BENCH_GROUP },
+        },
+        { cpuApiserver: [] },
+      ),
+    );
+  }
+  await baseline?.stop();
+  await server.stop();
+  const m = (rs: LoadResult[]) => median(rs.map((r) => r.requestsPerSecond));
+  const figures = {
+    nodes: NODES,
+    rounds: ROUNDS,
+    duration_s: DURATION_S,
+    load_average: os.loadavg()[0],
+    proxy_rps: m(runs.proxy),
+    direct_rps: m(runs.direct),
+    direct_impersonating_rps: m(runs.directImpersonating),
+    proxy_ratio: m(runs.proxy) / m(runs.direct),
+    proxy_vs_impersonating_ratio: m(runs.proxy) / m(runs.directImpersonating),
+    proxy_cpu_ms_per_request: median(cpu.proxy),
+    apiserver_cpu_ms_per_request_direct: median(cpu.apiserverDirect),
+    apiserver_cpu_ms_per_request_via_proxy: median(cpu.apiserverViaProxy),
+    ...(baseline
+      ? {
+          baseline_proxy_rps: m(runs.baseline),
+          baseline_proxy_ratio: m(runs.baseline) / m(runs.direct),
+          ours_vs_baseline: m(runs.proxy) / m(runs.baseline),
+          baseline_cpu_ms_per_request: median(cpu.baseline),
+        }
+      : {}),
+  };
+  process.stdout.write(
+    [
+      `proxy only: ${fmt(NODES)} nodes, ${ROUNDS} rounds (medians), ${DURATION_S} s per run, ${CONNECTIONS} connections; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+      `ours ${fmt(figures.proxy_rps)} req/s` +
+        (baseline ? `, baseline (${BASELINE}) ${fmt(m(runs.baseline))} req/s` : '') +
+        `, direct ${fmt(figures.direct_rps)}, direct impersonating ${fmt(figures.direct_impersonating_rps)}`,
+      `proxy/direct: ours ${fmt(figures.proxy_ratio, 2)}` +
+        (baseline ? `, baseline ${fmt(m(runs.baseline) / m(runs.direct), 2)}` : '') +
+        ` (goal ≥ 0.85); ours/direct impersonating ${fmt(figures.proxy_vs_impersonating_ratio, 2)}`,
+      `CPU ms per request: our server ${fmt(median(cpu.proxy), 2)}` +
+        (baseline ? `, baseline server ${fmt(median(cpu.baseline), 2)}` : '') +
+        `; kube-apiserver ${fmt(median(cpu.apiserverDirect), 2)} directly, ${fmt(median(cpu.apiserverViaProxy), 2)} through our proxy`,
+    ].join('\n') + '\n',
+  );
+  process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
+}
+
+/** CPU time (user + system) a process has used so far, in ms; 0 without a pid. */
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 function roundAll<T extends Record<string, unknown>>(o: T): T {

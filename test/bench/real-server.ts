@@ -38,6 +38,8 @@ export async function startRealServer(options: {
   env?: Record<string, string>;
   /** Extra node flags, e.g. --cpu-prof. */
   nodeFlags?: string[];
+  /** Another checkout's src/main.ts (a baseline to compare with); this checkout's by default. */
+  main?: string;
   readyTimeoutMs?: number;
 }): Promise<RealServer> {
   const logFile = path.join(options.dir, `${options.name}.log`);
@@ -45,7 +47,7 @@ export async function startRealServer(options: {
   const startedAt = performance.now();
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), MAIN_TS, '--http.host=127.0.0.1', '--http.port=0', ...options.args],
+    [...(options.nodeFlags ?? []), options.main ?? MAIN_TS, '--http.host=127.0.0.1', '--http.port=0', ...options.args],
     { env: { ...IMAGE_ENV, ...process.env, ...options.env }, stdio: ['ignore', fd, 'inherit'] },
   );
   closeSync(fd);
