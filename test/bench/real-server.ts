@@ -47,7 +47,13 @@ export async function startRealServer(options: {
   const startedAt = performance.now();
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), options.main ?? MAIN_TS, '--http.host=127.0.0.1', '--http.port=0', ...options.args],
+    [
+      ...(options.nodeFlags ?? []),
+      options.main ?? MAIN_TS,
+      '--http.host=127.0.0.1',
+      '--http.port=0',
+      ...options.args,
+    ],
     { env: { ...IMAGE_ENV, ...process.env, ...options.env }, stdio: ['ignore', fd, 'inherit'] },
   );
   closeSync(fd);
