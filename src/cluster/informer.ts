@@ -164,6 +164,20 @@ export class Informer<T extends object> {
     await this.#loop;
   }
 
+  /**
+   * Calls `listener` once, when the first list has been stored (at once if it has). Returns the function
+   * that cancels it. Unlike waitForSynced it sets no timer, so it can wait as long as an outage lasts.
+   */
+  whenSynced(listener: () => void): () => void {
+    if (this.#synced) {
+      listener();
+      return () => {};
+    }
+    const once = () => listener();
+    this.#syncWaiters.add(once);
+    return () => this.#syncWaiters.delete(once);
+  }
+
   waitForSynced(timeoutMs: number): Promise<void> {
     if (this.#synced) return Promise.resolve();
     return new Promise((resolve, reject) => {

@@ -73,6 +73,8 @@ export class NodeCache implements NodeSource {
   #nodeTag = '';
   #allocationTag = '';
   readonly #pendingNodes = new Set<string>();
+  /** Cancels the deferred start of the nodes' informer (see start()). */
+  #cancelStart: (() => void) | undefined;
 
   constructor(options: NodeCacheOptions) {
     const { kubeConfig, logger } = options;
@@ -179,10 +181,23 @@ export class NodeCache implements NodeSource {
   }
 
   start(): void {
-    this.informer.start();
+    if (!this.#allocations) {
+      this.informer.start();
+      return;
+    }
+    // The nodes are listed once the pods' sums are in, so each node's bytes are built once, with its
+    // sums. Listed first, every node would be built twice (zeros, then the sums); at 5,000 nodes and
+    // 50,000 pods that churn left ~30 MB more RSS behind (docs/benchmarks.md). Nothing is served
+    // before both have synced either way.
+    this.#cancelStart = this.#allocations.whenSynced(() => {
+      this.#cancelStart = undefined;
+      this.informer.start();
+    });
   }
 
   stop(): Promise<void> {
+    this.#cancelStart?.();
+    this.#cancelStart = undefined;
     return this.informer.stop();
   }
 

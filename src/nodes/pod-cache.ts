@@ -87,6 +87,8 @@ export interface AllocationSource {
   allocationOf(node: string): NodeAllocation | undefined;
   /** Called with a node's name whenever its sums change. Returns the unsubscribe function. */
   onChange(listener: (node: string) => void): () => void;
+  /** Calls `listener` once, when the first list is in (at once if it is). Returns the cancel function. */
+  whenSynced(listener: () => void): () => void;
   waitForSynced(timeoutMs: number): Promise<void>;
 }
 
@@ -204,6 +206,10 @@ export class PodCache implements AllocationSource {
 
   stop(): Promise<void> {
     return this.informer.stop();
+  }
+
+  whenSynced(listener: () => void): () => void {
+    return this.informer.whenSynced(listener);
   }
 
   waitForSynced(timeoutMs: number): Promise<void> {

@@ -112,6 +112,20 @@ describe('informer', () => {
     await informer.stop();
   });
 
+  test('whenSynced calls back once, at the first sync (at once when already synced); cancelled, never', async () => {
+    const server = fakeServer([obj('a', '5')]);
+    const informer = informerOn(server);
+    const calls: string[] = [];
+    informer.whenSynced(() => calls.push(`first, synced=${informer.synced}, size=${informer.size}`));
+    const cancel = informer.whenSynced(() => calls.push('cancelled'));
+    cancel();
+    informer.start();
+    await informer.waitForSynced(1000);
+    informer.whenSynced(() => calls.push('after'));
+    assert.deepEqual(calls, ['first, synced=true, size=1', 'after']);
+    await informer.stop();
+  });
+
   test('410 Gone relists and reports the difference as events', async () => {
     const server = fakeServer([obj('a', '5'), obj('b', '6')]);
     const informer = informerOn(server);
