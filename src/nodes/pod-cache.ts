@@ -16,7 +16,7 @@ const OCCUPYING = 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed'
 /**
  * What the cache keeps of a pod: its key, its resourceVersion, and what it adds to its node. Never the
  * Pod itself; one flat object (no nested ones), whose node name is the one string the cache holds per
- * node. About 130 bytes of V8 heap per pod, with the store's map entry (measured: docs/benchmarks.md).
+ * node. About 170 bytes of V8 heap per pod with the store's map entry (measured: docs/benchmarks.md).
  */
 interface CachedPod {
   /** `namespace/name`, the informer's key. */
