@@ -386,7 +386,7 @@ async function benchmark(setup: Setup) {
     )
       .map(([mode, mb]) => `${mode} ${fmt(mb, 2)}`)
       .join(', ')}`,
-    `memory (MB) ready → after the rounds: V8 heap ${fmt(heapReady.heapTotalMb)} → ${fmt(heapAfterLoad.heapTotalMb)} (used ${fmt(heapReady.heapUsedMb)} → ${fmt(heapAfterLoad.heapUsedMb)}), external ${fmt(heapReady.externalMb)} → ${fmt(heapAfterLoad.externalMb)}, other native ${fmt(heapReady.otherMb)} → ${fmt(heapAfterLoad.otherMb)}`,
+    `memory (MB) ready → after the rounds: V8 heap ${fmt(heapReady.heapTotalMb)} → ${fmt(heapAfterLoad.heapTotalMb)} (used ${fmt(heapReady.heapUsedMb)} → ${fmt(heapAfterLoad.heapUsedMb)}; new space ${fmt(heapReady.newSpaceMb)} → ${fmt(heapAfterLoad.newSpaceMb)}), external ${fmt(heapReady.externalMb)} → ${fmt(heapAfterLoad.externalMb)}, other native ${fmt(heapReady.otherMb)} → ${fmt(heapAfterLoad.otherMb)}`,
     `server RSS: ${fmt(afterReady.rssMb)} MB ready, ${fmt(afterLoad.rssMb)} MB after the rounds, ${fmt(stopped.rssMb)} MB at the end, peak ${fmt(figures.rss_peak_mb)} MB (goal ≤ 300)`,
   ];
   process.stdout.write(lines.join('\n') + '\n');

@@ -15,6 +15,12 @@ const MAIN_TS = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
  */
 export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', NODE_ENV: 'production' };
 
+/**
+ * Extra node flags for the server under test, e.g. BENCH_NODE_FLAGS=--max-semi-space-size=16 to try a
+ * V8 setting before the image adopts it (the image's ENTRYPOINT has none).
+ */
+export const BENCH_NODE_FLAGS = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+
 export interface RealServer {
   url: string;
   pid: number;
@@ -48,6 +54,7 @@ export async function startRealServer(options: {
   const child = spawn(
     process.execPath,
     [
+      ...BENCH_NODE_FLAGS,
       ...(options.nodeFlags ?? []),
       options.main ?? MAIN_TS,
       '--http.host=127.0.0.1',
@@ -129,6 +136,8 @@ export interface HeapFigures {
   heapTotalMb: number;
   heapUsedMb: number;
   externalMb: number;
+  /** V8's young generation (new space), part of heapTotalMb: it grows under allocation pressure. */
+  newSpaceMb: number;
   /** RSS minus V8 heap minus external: native memory (malloc arenas, code, stacks, socket buffers). */
   otherMb: number;
 }
@@ -143,6 +152,10 @@ async function heapOf(url: string): Promise<HeapFigures> {
     heapTotalMb,
     heapUsedMb: value('nodejs_heap_size_used_bytes'),
     externalMb,
+    newSpaceMb:
+      Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} ([0-9.e+]+)$/m.exec(text)?.[1] ?? NaN) /
+      1024 /
+      1024,
     otherMb: value('process_resident_memory_bytes') - heapTotalMb - externalMb,
   };
 }
