@@ -144,6 +144,11 @@ export class Informer<T extends object> {
     return [...this.#store.values()];
   }
 
+  /** The cached objects without copying them into an array (do not change the cache while iterating). */
+  values(): IterableIterator<T> {
+    return this.#store.values();
+  }
+
   /** Subscribes to changes (including those a relist discovers). Returns the unsubscribe function. */
   onEvent(listener: InformerListener<T>): () => void {
     this.#listeners.add(listener);

@@ -8,59 +8,107 @@ import type { NodeAllocation } from './node-allocation.ts';
 import { occupiesNode, podFootprint, type PodFootprint, type RawPod } from './pod-resources.ts';
 
 /**
- * Only pods that occupy a node: bound, not Succeeded, not Failed. The apiserver filters, so finished
- * pods never reach us, and a pod that finishes arrives as DELETED (it left the selection).
+ * What the cache keeps of a pod: its key, its resourceVersion, what it adds to its node, and what the
+ * resources API's pod index sorts and filters by. Never the Pod itself; one flat object (no nested
+ * ones) whose node and namespace names are the one string the cache holds per node and namespace.
+ * About 170 bytes of V8 heap per pod with the store's map entry before the index fields, which add
+ * five (docs/benchmarks.md).
  */
-const OCCUPYING = 'spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed';
-
-/**
- * What the cache keeps of a pod: its key, its resourceVersion, and what it adds to its node. Never the
- * Pod itself; one flat object (no nested ones), whose node name is the one string the cache holds per
- * node. About 170 bytes of V8 heap per pod with the store's map entry (measured: docs/benchmarks.md).
- */
-interface CachedPod {
-  /** `namespace/name`, the informer's key. */
-  readonly key: string;
+interface CachedPod extends IndexedPod {
   readonly resourceVersion: string;
-  /** Undefined for a pod that does not occupy a node (should the selector ever let one through). */
-  readonly node: string | undefined;
+  /** Whether it counts towards its node: bound, not Succeeded, not Failed. */
+  readonly occupies: boolean;
   readonly cpuRequests: number;
   readonly cpuLimits: number;
   readonly memoryRequests: number;
   readonly memoryLimits: number;
 }
 
+/** What the pod index reads of a pod. */
+export interface IndexedPod {
+  /** `namespace/name`, the informer's key (the name is the rest after the namespace and `/`). */
+  readonly key: string;
+  readonly namespace: string;
+  /** `spec.nodeName`; undefined for a pod not bound yet. */
+  readonly node: string | undefined;
+  /** `metadata.creationTimestamp` in whole seconds since {@link INDEX_EPOCH_MS} (small integers cost no heap). */
+  readonly createdS: number;
+  /** `status.startTime` the same way, or the creation time for a pod not started (as the list sorts them). */
+  readonly startedS: number;
+}
+
+/** 2020-01-01T00:00:00Z: times are kept as seconds after it, which stay small integers until 2054. */
+export const INDEX_EPOCH_MS = Date.UTC(2020, 0, 1);
+
+/** The pod's name, from its key. */
+export function podName(pod: IndexedPod): string {
+  return pod.key.slice(pod.namespace.length + 1);
+}
+
+/** The pods the index answers from, and whether they are all in yet. */
+export interface PodIndexSource {
+  readonly synced: boolean;
+  pods(): Iterable<IndexedPod>;
+}
+
+/** Kubernetes times have whole seconds; absent or malformed: the epoch, as the list pipeline reads them. */
+function indexSeconds(timestamp: string | undefined): number {
+  const ms = timestamp === undefined ? NaN : Date.parse(timestamp);
+  return Math.floor(((Number.isNaN(ms) ? 0 : ms) - INDEX_EPOCH_MS) / 1000);
+}
+
+/** The node a pod's requests count towards, if any. */
+function allocatedNode(pod: CachedPod | undefined): string | undefined {
+  return pod?.occupies ? pod.node : undefined;
+}
+
 const NO_FOOTPRINT: PodFootprint = { cpuRequests: 0, cpuLimits: 0, memoryRequests: 0, memoryLimits: 0 };
 
-/** Turns pods into cached pods, sharing one string per node name among all the pods on it. */
+/** Turns pods into cached pods, sharing one string per node and per namespace among their pods. */
 class Compactor {
   readonly #nodeNames = new Map<string, string>();
+  readonly #namespaces = new Map<string, string>();
 
   compact(pod: RawPod): CachedPod {
     const occupies = occupiesNode(pod);
     const footprint = occupies ? podFootprint(pod) : NO_FOOTPRINT;
+    const namespace = intern(this.#namespaces, pod.metadata?.namespace ?? '');
+    const nodeName = pod.spec?.nodeName;
+    const createdS = indexSeconds(pod.metadata?.creationTimestamp);
+    const started = pod.status?.startTime;
+    const startedS =
+      started === undefined || Number.isNaN(Date.parse(started)) ? createdS : indexSeconds(started);
     return {
-      key: `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`,
+      key: `${namespace}/${pod.metadata?.name ?? ''}`,
+      namespace,
       resourceVersion: pod.metadata?.resourceVersion ?? '',
-      node: occupies ? this.#nodeName(pod.spec!.nodeName!) : undefined,
+      node: nodeName ? intern(this.#nodeNames, nodeName) : undefined,
+      occupies,
       cpuRequests: footprint.cpuRequests,
       cpuLimits: footprint.cpuLimits,
       memoryRequests: footprint.memoryRequests,
       memoryLimits: footprint.memoryLimits,
+      createdS,
+      startedS,
     };
   }
 
-  /** Forgets node names no pod is on any more (called when a node's last pod leaves). */
+  /** Forgets node names no occupying pod is on any more (called when a node's last one leaves). */
   forget(node: string): void {
     this.#nodeNames.delete(node);
   }
 
-  #nodeName(name: string): string {
-    const known = this.#nodeNames.get(name);
-    if (known !== undefined) return known;
-    this.#nodeNames.set(name, name);
-    return name;
+  /** Forgets a namespace's name once its last pod is gone. */
+  forgetNamespace(namespace: string): void {
+    this.#namespaces.delete(namespace);
   }
+}
+
+function intern(strings: Map<string, string>, value: string): string {
+  const known = strings.get(value);
+  if (known !== undefined) return known;
+  strings.set(value, value);
+  return value;
 }
 
 /** The pods watch, handing the informer cached pods instead of Pods (other events unchanged). */
@@ -113,14 +161,17 @@ interface Sums {
 }
 
 /**
- * The requests and limits of the pods on each node, kept by a watch of the pods that occupy a node.
- * Per pod only its name, node and four numbers are kept; per node the four sums (integers:
- * millicores and bytes, so adding and subtracting is exact).
+ * The requests and limits of the pods on each node, kept by a watch of every pod (finished and unbound
+ * ones too: the resources API's pod index must see every pod the kube-apiserver would list). Per pod
+ * only its key, namespace, node, two times and four numbers are kept; per node the four sums of the
+ * pods that occupy it (integers: millicores and bytes, so adding and subtracting is exact).
  */
-export class PodCache implements AllocationSource {
+export class PodCache implements AllocationSource, PodIndexSource {
   readonly informer: Informer<CachedPod>;
   readonly #sums = new Map<string, Sums>();
   readonly #listeners = new Set<(node: string) => void>();
+  /** Pods per namespace, to forget a namespace's interned name with its last pod. */
+  readonly #namespacePods = new Map<string, number>();
   readonly #compactor: Compactor;
   #stateTag = '';
 
@@ -137,7 +188,7 @@ export class PodCache implements AllocationSource {
         let resourceVersion: string | undefined;
         let continueToken = '';
         do {
-          const query = new URLSearchParams({ limit: String(pageSize), fieldSelector: OCCUPYING });
+          const query = new URLSearchParams({ limit: String(pageSize) });
           if (continueToken) query.set('continue', continueToken);
           const bytes = await kubeRequestBytes(kubeConfig, `/api/v1/pods?${query}`, {
             timeoutMs: listTimeoutMs,
@@ -150,10 +201,7 @@ export class PodCache implements AllocationSource {
         } while (continueToken);
         return { items, metadata: { resourceVersion: resourceVersion ?? '' } };
       },
-      watch: compactWatch(
-        kubeWatch(kubeConfig, '/api/v1/pods', undefined, { fieldSelector: OCCUPYING }),
-        compactor,
-      ),
+      watch: compactWatch(kubeWatch(kubeConfig, '/api/v1/pods', undefined, {}), compactor),
       keyOf: (pod) => pod.key,
       versionOf: (pod) => pod.resourceVersion,
       logger,
@@ -165,11 +213,14 @@ export class PodCache implements AllocationSource {
       // A DELETED event carries the pod as it was stored.
       const before = type === 'DELETED' ? pod : previous;
       const after = type === 'DELETED' ? undefined : pod;
+      if (type !== 'MODIFIED') this.#countNamespace(pod.namespace, type === 'ADDED' ? 1 : -1);
       if (sameUsage(before, after)) return;
-      if (before?.node !== undefined) this.#add(before.node, before, -1);
-      if (after?.node !== undefined) this.#add(after.node, after, 1);
+      const beforeNode = allocatedNode(before);
+      const afterNode = allocatedNode(after);
+      if (beforeNode !== undefined) this.#add(beforeNode, before!, -1);
+      if (afterNode !== undefined) this.#add(afterNode, after!, 1);
       this.#stateTag = this.informer.resourceVersion;
-      const changed = new Set([before?.node, after?.node]);
+      const changed = new Set([beforeNode, afterNode]);
       for (const node of changed) if (node !== undefined) this.#notify(node);
     });
   }
@@ -182,13 +233,18 @@ export class PodCache implements AllocationSource {
     return this.#stateTag;
   }
 
-  /** Pods counted, over all nodes. */
+  /** Pods cached (every pod, running or not). */
   get size(): number {
     return this.informer.size;
   }
 
   freshness(): Freshness {
     return this.informer.freshness();
+  }
+
+  /** Every pod, as the pod index reads them (the store's own objects, frozen: nothing is copied). */
+  pods(): Iterable<IndexedPod> {
+    return this.informer.values();
   }
 
   allocationOf(node: string): NodeAllocation | undefined {
@@ -233,6 +289,16 @@ export class PodCache implements AllocationSource {
     }
   }
 
+  #countNamespace(namespace: string, sign: 1 | -1): void {
+    const pods = (this.#namespacePods.get(namespace) ?? 0) + sign;
+    if (pods > 0) {
+      this.#namespacePods.set(namespace, pods);
+      return;
+    }
+    this.#namespacePods.delete(namespace);
+    this.#compactor.forgetNamespace(namespace);
+  }
+
   #notify(node: string): void {
     for (const listener of this.#listeners) listener(node);
   }
@@ -240,10 +306,11 @@ export class PodCache implements AllocationSource {
 
 /** Whether two versions of a pod add the same to the same node (both absent: nothing to do). */
 function sameUsage(a: CachedPod | undefined, b: CachedPod | undefined): boolean {
-  const nodeOf = (pod: CachedPod | undefined) => pod?.node;
-  if (nodeOf(a) === undefined || nodeOf(b) === undefined) return nodeOf(a) === nodeOf(b);
+  const nodeA = allocatedNode(a);
+  const nodeB = allocatedNode(b);
+  if (nodeA === undefined || nodeB === undefined) return nodeA === nodeB;
   return (
-    a!.node === b!.node &&
+    nodeA === nodeB &&
     a!.cpuRequests === b!.cpuRequests &&
     a!.cpuLimits === b!.cpuLimits &&
     a!.memoryRequests === b!.memoryRequests &&

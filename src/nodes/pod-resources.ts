@@ -2,7 +2,7 @@ import { milliValue, unitValue } from './quantity.ts';
 
 /** The parts of a Pod (as the kube-apiserver sends it) that its resource footprint depends on. */
 export interface RawPod {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; creationTimestamp?: string };
   spec?: {
     nodeName?: string;
     containers?: RawContainer[];
@@ -13,6 +13,7 @@ export interface RawPod {
   };
   status?: {
     phase?: string;
+    startTime?: string;
     /** Deprecated by the PodResizePending condition (Kubernetes 1.33), still honoured. */
     resize?: string;
     conditions?: { type?: string; status?: string; reason?: string }[];

@@ -17,6 +17,8 @@ export interface Answer {
   body(): PreparedBody;
   /** Set while a cache cannot reach the kube-apiserver: how old its data may be. */
   freshness?: Freshness;
+  /** Where the page was chosen, when not the kind's usual source (pods: `index` or `apiserver`). */
+  source?: string;
 }
 
 export interface ListRequest {

@@ -143,8 +143,9 @@ export const POD_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown
 const pods = kind('pods', 'Pod', '', 'v1', true, 'apiserver', '', {
   why:
     'Tens of thousands in a large cluster, each several kilobytes: caching whole pods would cost hundreds of megabytes. ' +
-    "Listed from the kube-apiserver's watch cache as the caller: one node's pods by `fieldSelector=spec.nodeName=` " +
-    '(indexed there), a namespace by its path, labels by `labelSelector`; only the page travels back to the client.',
+    "Pages the nodes module's pod cache can pick (node, namespace, name, time or name order) are chosen there and only " +
+    "their pods read as the caller; other queries are listed from the kube-apiserver's watch cache as the caller: one node's " +
+    'pods by `fieldSelector=spec.nodeName=` (indexed there), a namespace by its path, labels by `labelSelector`.',
   filters: {
     nodeName: {
       description: 'Pods on this node (`spec.nodeName`; passed on as a field selector).',

@@ -1,11 +1,12 @@
 import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
-import { nodeRoutesRef } from '../nodes/nodes-module.ts';
+import { nodeRoutesRef, podIndexRef } from '../nodes/nodes-module.ts';
 import { packageVersion } from '../version.ts';
 import { CallerLister } from './caller-lister.ts';
 import { CachedKindReader, UpstreamKindReader, type KindReader } from './kind-readers.ts';
 import { BUILT_IN_KINDS, type ResourceKind } from './kinds.ts';
+import { PodIndexReader } from './pod-index-reader.ts';
 import { overviewApi } from './overview-api.ts';
 import { overviewRoutes } from './overview-routes.ts';
 import { resourcesApi } from './resources-api.ts';
@@ -26,6 +27,7 @@ export const resourcesModule: FeatureModule = {
     cacheMetricsRef,
     accessReviewerRef,
     nodeRoutesRef,
+    podIndexRef,
   ],
   register(ctx) {
     const config = ctx.get(configRef);
@@ -50,6 +52,11 @@ export const resourcesModule: FeatureModule = {
         caches.push(cache);
         const memoMaxBytes = config.resources.responseMemoMegabytes * 1024 * 1024;
         served.push({ kind, reader: new CachedKindReader(cache, { ...readerOptions, memoMaxBytes }) });
+      } else if (kind.resource === 'pods') {
+        const upstream = new UpstreamKindReader(kind, lister, readerOptions);
+        const index = ctx.get(podIndexRef);
+        const logger = ctx.get(loggerRef);
+        served.push({ kind, reader: new PodIndexReader({ kind, index, lister, upstream, logger }) });
       } else {
         served.push({ kind, reader: new UpstreamKindReader(kind, lister, readerOptions) });
       }

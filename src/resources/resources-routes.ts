@@ -36,8 +36,8 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
   const { authorizer } = options;
   const responses = counter(options.registry, {
     name: 'platform_resource_responses_total',
-    help: 'Answers of the v1alpha3 resources API (nodes excepted) by resource, verb (list, get) and outcome (ok, not_modified).',
-    labelNames: ['resource', 'verb', 'outcome'],
+    help: 'Answers of the v1alpha3 resources API (nodes excepted) by resource, verb (list, get), outcome (ok, not_modified) and source (where the page was chosen: watch-cache, apiserver, index).',
+    labelNames: ['resource', 'verb', 'outcome', 'source'],
   });
 
   const authorize = async (req: Request<Params>, res: Response, attributes: ResourceAttributes) => {
@@ -56,11 +56,12 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
       res.setHeader(STALE_HEADER, String(answer.freshness.staleSeconds));
     }
     setCacheHeaders(res, answer.etag);
+    const labels = { resource: kind.resource, verb, source: answer.source ?? kind.source };
     if (sendNotModified(req, res, answer.etag)) {
-      responses.inc({ resource: kind.resource, verb, outcome: 'not_modified' });
+      responses.inc({ ...labels, outcome: 'not_modified' });
       return;
     }
-    responses.inc({ resource: kind.resource, verb, outcome: 'ok' });
+    responses.inc({ ...labels, outcome: 'ok' });
     await sendJson(res, answer.body(), { gzipMinBytes: options.gzipMinBytes, acceptsGzip: acceptsGzip(req) });
   };
 

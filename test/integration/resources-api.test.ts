@@ -235,6 +235,95 @@ describe('resources API v1alpha3 and the overview cards', () => {
     );
   });
 
+  test('pod pages the pod index answers equal the kube-apiserver-listed ones; finished and unbound pods included', async () => {
+    // Its own namespace and node, so the other tests' counts stay as they are.
+    const ns = `${RUN}-idx`;
+    const node = `${RUN}-node2`;
+    await post('/api/v1/namespaces', { metadata: { name: ns } });
+    try {
+      const onNode = (name: string) => ({
+        ...pod(name, { app: 'idx' }),
+        spec: { ...pod(name, {}).spec, nodeName: node },
+      });
+      for (const name of ['a-run', 'b-done', 'c-new', 'd-run'])
+        await post(`/api/v1/namespaces/${ns}/pods`, onNode(name));
+      const unbound = pod('e-unbound', { app: 'idx' });
+      await post(`/api/v1/namespaces/${ns}/pods`, {
+        ...unbound,
+        spec: { containers: unbound.spec.containers },
+      });
+      await setStartTime(ns, 'a-run', '2030-01-01T00:00:05Z');
+      await setStartTime(ns, 'd-run', '2030-01-01T00:00:05Z'); // a tie: broken by name
+      await setStartTime(ns, 'b-done', '2030-01-01T00:00:01Z');
+      await kubeRequest(kc, `/api/v1/namespaces/${ns}/pods/b-done/status`, {
+        ...admin,
+        method: 'PATCH',
+        contentType: 'application/merge-patch+json',
+        body: { status: { phase: 'Succeeded' } },
+      });
+      const ids = (body: ListBody) =>
+        body.items.map((i) => `${i.metadata['namespace']}/${i.metadata['name']}`);
+      const answer = async (path: string) => {
+        const res = await get(path, adminToken);
+        const text = await res.text();
+        assert.equal(res.status, 200, `${path}: ${text}`);
+        return { etag: res.headers.get('etag') ?? '', body: JSON.parse(text) as ListBody };
+      };
+      // The index sees the last change (the watch): b-done finished, so it still counts.
+      await waitFor('the pod index holds the new pods', async () => {
+        const { etag, body } = await answer(`${BASE}/namespaces/${ns}/pods?limit=10&sortBy=startTime`);
+        return etag.startsWith('W/"index.') && body.totalItems === 5 ? true : undefined;
+      });
+      const queries = [
+        `${BASE}/pods?limit=6&nodeName=${node}&sortBy=startTime`,
+        `${BASE}/pods?limit=6&nodeName=${NODE}&sortBy=startTime`,
+        `${BASE}/pods?limit=2&page=2&nodeName=${node}&sortBy=startTime&ascending=true`,
+        `${BASE}/namespaces/${ns}/pods?limit=10&sortBy=startTime`,
+        `${BASE}/namespaces/${ns}/pods?limit=2&page=2&sortBy=createTime`,
+        `${BASE}/namespaces/${ns}/pods?limit=10&sortBy=name&ascending=true&name=-r`,
+        `${BASE}/namespaces/${ns}/pods?limit=10&sortBy=creationTimestamp&names=e-unbound,a-run,nope`,
+        `${BASE}/namespaces/${NS_A}/pods?limit=10&sortBy=startTime&ascending=true`,
+      ];
+      for (const query of queries) {
+        const indexed = await answer(query);
+        // A label selector every pod passes: the same page, chosen by the kube-apiserver's list.
+        const listed = await answer(`${query}&labelSelector=%21${RUN}-absent`);
+        assert.ok(indexed.etag.startsWith('W/"index.'), `${query} answered by the index: ${indexed.etag}`);
+        assert.ok(!listed.etag.startsWith('W/"index.'), `${query} with a label selector answered upstream`);
+        assert.deepEqual(ids(indexed.body), ids(listed.body), query);
+        assert.equal(indexed.body.totalItems, listed.body.totalItems, query);
+        assert.ok(
+          indexed.body.items.every((i) => i.kind === 'Pod' && i.metadata['managedFields'] === undefined),
+        );
+      }
+      const first = await answer(queries[3]!);
+      // Latest start first, ties in reverse name order; pods never started by their creation (before 2030).
+      assert.deepEqual(
+        ids(first.body),
+        ['d-run', 'a-run', 'b-done', 'e-unbound', 'c-new'].map((name) => `${ns}/${name}`),
+      );
+      assert.equal(first.body.totalItems, 5);
+      assert.equal((await get(queries[3]!, adminToken, { 'If-None-Match': first.etag })).status, 304);
+      // A pod deleted while the index has not seen it yet is dropped, never an error.
+      await del(`/api/v1/namespaces/${ns}/pods/e-unbound`);
+      const afterDelete = await answer(`${BASE}/namespaces/${ns}/pods?limit=10&sortBy=name&ascending=true`);
+      assert.ok(!ids(afterDelete.body).includes(`${ns}/e-unbound`));
+      assert.ok(afterDelete.etag.startsWith('W/"index.'));
+      // Authorised as before: the index never answers a caller without rights.
+      const denied = await get(`${BASE}/namespaces/${ns}/pods?limit=10&sortBy=startTime`, nobodyToken);
+      assert.equal(denied.status, 403);
+      assert.match(((await denied.json()) as { message: string }).message, /cannot list resource "pods"/);
+      assert.equal(
+        (await get(`${BASE}/pods?limit=6&nodeName=${node}&sortBy=startTime`, nobodyToken)).status,
+        403,
+      );
+    } finally {
+      for (const name of ['a-run', 'b-done', 'c-new', 'd-run', 'e-unbound'])
+        await del(`/api/v1/namespaces/${ns}/pods/${name}`);
+      await del(`/api/v1/namespaces/${ns}`);
+    }
+  });
+
   test('other kinds: workloads with their status, secrets for a caller allowed to list them', async () => {
     const deployments = await json(`${BASE}/namespaces/${NS_A}/deployments?status=stopped`);
     assert.deepEqual(names(deployments), ['web']);
