@@ -131,7 +131,8 @@ try {
     const res = await fetch(`${server.url}${q.ours[0]}`, { headers: ours });
     if (res.status !== 200) throw new Error(`${q.ours[0]}: ${res.status} ${await res.text()}`);
     const body = (await res.json()) as { totalItems: number };
-    log(`${q.name}: ${q.ours[0]} → totalItems ${body.totalItems}`);
+    // A pod index answer has an ETag of its own (`W/"index.…"`): shows which source answered.
+    log(`${q.name}: ${q.ours[0]} → totalItems ${body.totalItems}, ETag ${res.headers.get('etag')}`);
   }
 
   interface Figures {
