@@ -86,13 +86,20 @@ export class CallerLister {
     return total;
   }
 
+  /**
+   * One object. `fromWatchCache`: served by the kube-apiserver's watch cache (`resourceVersion=0`), no
+   * etcd read — as current as that cache, which is what the pod index follows too.
+   */
   get(
     identity: Identity,
     kind: ResourceKind,
     namespace: string | undefined,
     name: string,
+    options: { fromWatchCache?: boolean } = {},
   ): Promise<KubeObject> {
-    const path = `${collectionPath(kind, namespace)}/${encodeURIComponent(name)}`;
+    const path =
+      `${collectionPath(kind, namespace)}/${encodeURIComponent(name)}` +
+      (options.fromWatchCache ? '?resourceVersion=0' : '');
     return this.#request<KubeObject>(identity, path, kind, name);
   }
 

@@ -131,14 +131,17 @@ export class PodIndexReader implements KindReader {
     const page = selectIndexPage(index.pods(), namespace, query);
     let items: (KubeObject | undefined)[];
     try {
-      // As the caller, as the upstream list would read them; a pod deleted since the index saw it is
-      // dropped from the page (totalItems still counts it: the index's view, a moment old).
+      // As the caller, as the upstream list would read them, from the kube-apiserver's watch cache (the
+      // one the index's watch follows: no etcd read). A pod deleted since the index saw it is dropped
+      // from the page (totalItems still counts it: the index's view, a moment old).
       items = await Promise.all(
         page.pods.map((pod) =>
-          lister.get(identity, kind, pod.namespace, pod.name).catch((err: unknown) => {
-            if (err instanceof ApiError && err.kind === 'NotFound') return undefined;
-            throw err;
-          }),
+          lister
+            .get(identity, kind, pod.namespace, pod.name, { fromWatchCache: true })
+            .catch((err: unknown) => {
+              if (err instanceof ApiError && err.kind === 'NotFound') return undefined;
+              throw err;
+            }),
         ),
       );
     } catch (err) {
