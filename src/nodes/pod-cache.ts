@@ -48,6 +48,8 @@ export function podName(pod: IndexedPod): string {
 /** The pods the index answers from, and whether they are all in yet. */
 export interface PodIndexSource {
   readonly synced: boolean;
+  /** Whether the watch is connected (else the records may be behind by `staleSeconds`). */
+  freshness(): Freshness;
   pods(): Iterable<IndexedPod>;
 }
 

@@ -122,10 +122,16 @@ export class PodIndexReader implements KindReader {
   async list(request: ListRequest): Promise<Answer> {
     const { kind, index, lister, upstream, logger } = this.#options;
     const { identity, namespace, query } = request;
-    if (!index.synced || !indexAnswers(query)) {
-      logger.debug('pods list answered by the kube-apiserver', {
-        reason: index.synced ? 'query' : 'not synced',
-      });
+    // Not yet synced, or its watch down (the records may be behind): the list is current.
+    const unavailable = !index.synced
+      ? 'not synced'
+      : !index.freshness().connected
+        ? 'watch down'
+        : undefined;
+    if (unavailable !== undefined || !indexAnswers(query)) {
+      if (logger.isDebugEnabled()) {
+        logger.debug('pods list answered by the kube-apiserver', { reason: unavailable ?? 'query' });
+      }
       return { ...(await upstream.list(request)), source: 'apiserver' };
     }
     const page = selectIndexPage(index.pods(), namespace, query);
@@ -147,7 +153,9 @@ export class PodIndexReader implements KindReader {
     } catch (err) {
       // A caller RBAC lets list but not get pods: the upstream list answers as before.
       if (err instanceof ApiError && err.kind === 'Forbidden') {
-        logger.debug('pods list answered by the kube-apiserver', { reason: 'get forbidden' });
+        if (logger.isDebugEnabled()) {
+          logger.debug('pods list answered by the kube-apiserver', { reason: 'get forbidden' });
+        }
         return { ...(await upstream.list(request)), source: 'apiserver' };
       }
       throw err;
@@ -160,7 +168,11 @@ export class PodIndexReader implements KindReader {
       .digest('base64url')
       .slice(0, 16);
     const etag = `W/"index.${digest}"`;
-    logger.debug('pods list answered by the pod index', { items: found.length, totalItems: page.totalItems });
+    if (logger.isDebugEnabled())
+      logger.debug('pods list answered by the pod index', {
+        items: found.length,
+        totalItems: page.totalItems,
+      });
     return { etag, source: 'index', body: () => new PreparedBody(etag, listBody(kind, selection)) };
   }
 
