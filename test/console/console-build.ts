@@ -52,7 +52,7 @@ export function consoleSource(env: NodeJS.ProcessEnv = process.env): string {
   if (!src)
     throw new UsageError(
       'CONSOLE_SRC is not set: point it at a checkout of the console source (github kubesphere/console, tag v3.4.1), ' +
-        'e.g. `git archive v3.4.1 | tar -x -C /work/console-src` then `CONSOLE_SRC=/work/console-src npm run test:console`',
+        'e.g. `git -C console archive v3.4.1 | tar -x -C console-src` then `CONSOLE_SRC=$PWD/console-src npm run test:console`',
     );
   for (const needed of ['package.json', 'yarn.lock', 'server/server.js', 'scripts/webpack.prod.js'])
     if (!existsSync(join(src, needed)))
