@@ -8,11 +8,10 @@ import {
   type ApiDescription,
   type Parameter,
 } from '../http/openapi-components.ts';
+import { pagingParameters } from '../list-query/list-query-api.ts';
 import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
 import { iamPrefix } from './iam-paths.ts';
 
-/** `page` and `limit` are at most 15 digits (list-query.ts). */
-const MAX_PAGE_NUMBER = 999_999_999_999_999;
 const noStore = { 'Cache-Control': { schema: { const: 'no-store' } } };
 const text = (name: string, description: string, extra: Record<string, unknown> = {}): Parameter => ({
   name,
@@ -22,25 +21,10 @@ const text = (name: string, description: string, extra: Record<string, unknown> 
 });
 
 const listParameters: Parameter[] = [
-  {
-    name: 'page',
-    in: 'query',
-    description: '1-based page number; ignored without `limit`.',
-    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
-  },
-  {
-    name: 'limit',
-    in: 'query',
-    description: 'Page size; default and `-1`: all users.',
-    schema: { type: 'integer', minimum: -1, maximum: MAX_PAGE_NUMBER, not: { const: 0 } },
-  },
+  ...pagingParameters('users', 'Default `false`: newest (or last by name) first.'),
   text('sortBy', 'Creation time (the default; `createTime` is the same) or `name`; ties by name.', {
     enum: ['name', 'creationTimestamp', 'createTime', 'lastUpdateTimestamp', 'updateTime'],
     default: 'creationTimestamp',
-  }),
-  text('ascending', 'Default `false`: newest (or last by name) first.', {
-    enum: ['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False'],
-    default: 'false',
   }),
   text('name', 'Substring of the user name.'),
   text('names', 'Exact user names, comma-separated.'),

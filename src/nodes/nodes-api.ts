@@ -11,6 +11,7 @@ import {
   type ApiDescription,
   type Parameter,
 } from '../http/openapi-components.ts';
+import { pagingParameters } from '../list-query/list-query-api.ts';
 import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
 
 const bearerChallenge = {
@@ -54,24 +55,9 @@ const ifNoneMatch: Parameter = {
   schema: { type: 'string' },
 };
 
-/** `page` and `limit` are at most 15 digits (list-query.ts). */
-const MAX_PAGE_NUMBER = 999_999_999_999_999;
-
 /** Every known parameter may be given once; a malformed value is a 400 naming it. Unknown ones are ignored. */
 const listParameters: Parameter[] = [
-  {
-    name: 'page',
-    in: 'query',
-    description: '1-based page number (at most 15 digits); ignored without `limit`.',
-    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
-  },
-  {
-    name: 'limit',
-    in: 'query',
-    description:
-      'Page size (at most 15 digits); default and `-1`: all items. `0` and other negatives are rejected.',
-    schema: { type: 'integer', minimum: -1, maximum: MAX_PAGE_NUMBER, not: { const: 0 } },
-  },
+  ...pagingParameters('items', 'The spellings Go’s strconv.ParseBool accepts.'),
   {
     name: 'sortBy',
     in: 'query',
@@ -81,16 +67,6 @@ const listParameters: Parameter[] = [
       type: 'string',
       enum: ['name', 'creationTimestamp', 'createTime', 'lastUpdateTimestamp', 'updateTime'],
       default: 'creationTimestamp',
-    },
-  },
-  {
-    name: 'ascending',
-    in: 'query',
-    description: 'The spellings Go’s strconv.ParseBool accepts.',
-    schema: {
-      type: 'string',
-      enum: ['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False'],
-      default: 'false',
     },
   },
   {

@@ -11,6 +11,7 @@ import {
   type Parameter,
   type Paths,
 } from '../http/openapi-components.ts';
+import { pagingParameters } from '../list-query/list-query-api.ts';
 import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
 import { apiVersionOf, type ResourceKind } from './kinds.ts';
 
@@ -50,7 +51,6 @@ const ifNoneMatch: Parameter = {
   description: 'An ETag from an earlier answer: 304 without a body when nothing changed.',
   schema: { type: 'string' },
 };
-const MAX_PAGE_NUMBER = 999_999_999_999_999;
 const selector = (name: string, description: string): Parameter => ({
   name,
   in: 'query',
@@ -61,19 +61,10 @@ const selector = (name: string, description: string): Parameter => ({
 /** The parameters every kind's list takes, then the kind's own. */
 function listParameters(kind: ResourceKind, clusterWide: boolean): Parameter[] {
   const parameters: Parameter[] = [
-    {
-      name: 'page',
-      in: 'query',
-      description: '1-based page number (at most 15 digits); ignored without `limit`.',
-      schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
-    },
-    {
-      name: 'limit',
-      in: 'query',
-      description:
-        'Page size (at most 15 digits); default and `-1`: all items. `0` and other negatives are rejected.',
-      schema: { type: 'integer', minimum: -1, maximum: MAX_PAGE_NUMBER, not: { const: 0 } },
-    },
+    ...pagingParameters(
+      'items',
+      'The spellings Go’s strconv.ParseBool accepts. Default: descending (newest first).',
+    ),
     {
       name: 'sortBy',
       in: 'query',
@@ -90,16 +81,6 @@ function listParameters(kind: ResourceKind, clusterWide: boolean): Parameter[] {
           ...(kind.extraSorts ?? []),
         ],
         default: 'creationTimestamp',
-      },
-    },
-    {
-      name: 'ascending',
-      in: 'query',
-      description: 'The spellings Go’s strconv.ParseBool accepts. Default: descending (newest first).',
-      schema: {
-        type: 'string',
-        enum: ['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False'],
-        default: 'false',
       },
     },
     {

@@ -10,10 +10,8 @@ import {
   type Parameter,
   type PathItem,
 } from '../http/openapi-components.ts';
+import { pagingParameters } from '../list-query/list-query-api.ts';
 import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
-
-/** `page` and `limit` are at most 15 digits (list-query.ts). */
-const MAX_PAGE_NUMBER = 999_999_999_999_999;
 
 const selector = (description: string): Parameter['schema'] => ({
   type: 'string',
@@ -23,18 +21,7 @@ const selector = (description: string): Parameter['schema'] => ({
 
 /** The v1alpha3 list query (src/list-query/): each known parameter at most once; malformed → 400 naming it. */
 const listParameters: Parameter[] = [
-  {
-    name: 'page',
-    in: 'query',
-    description: '1-based page number; ignored without `limit`.',
-    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
-  },
-  {
-    name: 'limit',
-    in: 'query',
-    description: 'Page size; default and `-1`: all items.',
-    schema: { type: 'integer', minimum: -1, maximum: MAX_PAGE_NUMBER, not: { const: 0 } },
-  },
+  ...pagingParameters('items', 'Default `false`: newest first.'),
   {
     name: 'sortBy',
     in: 'query',
@@ -44,16 +31,6 @@ const listParameters: Parameter[] = [
       type: 'string',
       enum: ['name', 'creationTimestamp', 'createTime', 'lastUpdateTimestamp', 'updateTime'],
       default: 'creationTimestamp',
-    },
-  },
-  {
-    name: 'ascending',
-    in: 'query',
-    description: 'Default `false`: newest first.',
-    schema: {
-      type: 'string',
-      enum: ['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False'],
-      default: 'false',
     },
   },
   {

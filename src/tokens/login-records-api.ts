@@ -9,25 +9,12 @@ import {
   type ApiDescription,
   type Parameter,
 } from '../http/openapi-components.ts';
+import { pagingParameters } from '../list-query/list-query-api.ts';
 import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
-
-/** `page` and `limit` are at most 15 digits (list-query.ts). */
-const MAX_PAGE_NUMBER = 999_999_999_999_999;
 
 const parameters: Parameter[] = [
   { name: 'user', in: 'path', required: true, schema: { type: 'string' } },
-  {
-    name: 'page',
-    in: 'query',
-    description: '1-based page number; ignored without `limit`.',
-    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_NUMBER, default: 1 },
-  },
-  {
-    name: 'limit',
-    in: 'query',
-    description: 'Page size; default and `-1`: all records.',
-    schema: { type: 'integer', minimum: -1, maximum: MAX_PAGE_NUMBER, not: { const: 0 } },
-  },
+  ...pagingParameters('records', 'Default `false`: newest first.'),
   {
     name: 'sortBy',
     in: 'query',
@@ -36,16 +23,6 @@ const parameters: Parameter[] = [
       type: 'string',
       enum: ['name', 'creationTimestamp', 'createTime'],
       default: 'creationTimestamp',
-    },
-  },
-  {
-    name: 'ascending',
-    in: 'query',
-    description: 'Default `false`: newest first.',
-    schema: {
-      type: 'string',
-      enum: ['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False'],
-      default: 'false',
     },
   },
   { name: 'name', in: 'query', description: 'Substring of the record name.', schema: { type: 'string' } },
