@@ -22,6 +22,7 @@ import { shareKubeDispatcher } from '../../src/cluster/upstream-agent.ts';
 import { controlPlaneBinaries } from '../cluster/binaries.ts';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 import { nodeFixture } from '../cluster/node-fixtures.ts';
+import { benchArgs } from './bench-args.ts';
 
 export interface LargeClusterSpec {
   nodes: number;
@@ -532,12 +533,7 @@ export async function startLargeCluster(
 }
 
 async function main() {
-  const args = new Map(
-    process.argv.slice(2).map((a) => {
-      const [k, v] = a.replace(/^--/, '').split('=');
-      return [k!, v ?? 'true'];
-    }),
-  );
+  const args = benchArgs();
   const concurrency = args.has('concurrency') ? Number(args.get('concurrency')) : undefined;
   const cluster = await startLargeCluster(
     {

@@ -15,14 +15,10 @@ import { startOpenSearch } from '../logstore/opensearch.ts';
 import { deleteLogs, seedLogs, type LogLine } from '../support/log-documents.ts';
 import { exportBody, recordsBody } from '../../src/log-query/store-query.ts';
 import { parseLogQuery } from '../../src/log-query/log-query.ts';
+import { benchArgs } from './bench-args.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = new Map(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k!, v ?? 'true'];
-  }),
-);
+const args = benchArgs();
 const LINES = Number(args.get('lines') ?? 100_000);
 const QUERIES = Number(args.get('queries') ?? 200);
 const PREFIX = 'bench-logs';

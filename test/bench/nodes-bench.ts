@@ -17,7 +17,7 @@
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,14 +40,10 @@ import type { LoadResult, LoadSpec } from './load.ts';
 import type { StormResult, StormSpec } from './login-storm.ts';
 import { lowerThreadPoolPriority } from '../../src/http/thread-pool-priority.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
+import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = new Map(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k!, v ?? 'true'];
-  }),
-);
+const args = benchArgs();
 const QUICK = args.has('quick');
 const NODES = Number(args.get('nodes') ?? (QUICK ? 1000 : 5000));
 const DURATION_S = Number(args.get('duration') ?? (QUICK ? 3 : 10));
@@ -64,10 +60,7 @@ const STORM_CLIENTS = 20;
 const PREFIX = 'bench';
 const CORES = os.availableParallelism();
 
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
+const children = childrenKilledOnExit();
 const log = (line: string) => process.stderr.write(`# ${line}\n`);
 const fmt = (n: number, digits = 0) =>
   Number.isFinite(n)

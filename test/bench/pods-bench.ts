@@ -9,7 +9,7 @@
 //   add --no-cache to seed the cluster afresh (and keep nothing)
 //
 // Run by `npm run bench:nodes` after the node list benchmark. Figures on stdout (docs/benchmarks.md).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,14 +18,10 @@ import { adminClient, podFixture, startLargeCluster } from './large-cluster.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { IMAGE_ENV } from './real-server.ts';
 import type { MemoryReport } from './serve-allocations.ts';
+import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = new Map(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k!, v ?? 'true'];
-  }),
-);
+const args = benchArgs();
 const NODES = Number(args.get('nodes') ?? 5000);
 const PODS = Number(args.get('pods') ?? 50_000);
 const NAMESPACES = Number(args.get('namespaces') ?? 500);
@@ -34,10 +30,7 @@ const DURATION_S = Number(args.get('duration') ?? 10);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const CHURN_PER_S = Number(args.get('churn') ?? 20);
 
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
+const children = childrenKilledOnExit();
 
 interface ServerInfo extends MemoryReport {
   nodesUrl: string;

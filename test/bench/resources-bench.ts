@@ -9,7 +9,7 @@
 //
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object.
 // docs/benchmarks.md records the results.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,14 +19,10 @@ import { BENCH_GROUP, createBenchUsers, login } from './bench-identities.ts';
 import { startLargeCluster } from './large-cluster.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { startRealServer } from './real-server.ts';
+import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const args = new Map(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k!, v ?? 'true'];
-  }),
-);
+const args = benchArgs();
 const NODES = Number(args.get('nodes') ?? 5000);
 const PODS = Number(args.get('pods') ?? 50_000);
 const NAMESPACES = Number(args.get('namespaces') ?? 500);
@@ -36,10 +32,7 @@ const CONNECTIONS = Number(args.get('connections') ?? 4);
 /** Distinct nodes / namespaces the requests rotate through (so no single answer is simply repeated). */
 const SPREAD = 50;
 
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
+const children = childrenKilledOnExit();
 const log = (line: string) => process.stderr.write(`# ${line}\n`);
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
