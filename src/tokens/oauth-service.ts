@@ -92,6 +92,9 @@ export class OAuthService {
       });
 
     const user = await this.#users.findForLogin(attempt.login);
+    // A storm beyond the verification queue is refused before anything is written for it (the gate
+    // checks again when the comparison starts: logins admitted meanwhile may have filled it).
+    this.#passwords.refuseIfFull?.();
     // Admission before the password is looked at: a check is reserved in the shared ledger (the User's,
     // or the unknown names' shard) and settled after. Known and unknown names take the same path, so
     // neither the answers nor their timing tell which names exist.

@@ -7,6 +7,11 @@ import { oauthError } from './oauth-request.ts';
 /** What the token service needs of password checking (PasswordVerifier, or a gate around it). */
 export interface PasswordCheck {
   verify(password: string, storedHash: string | undefined): Promise<boolean>;
+  /**
+   * Throws the refusal `verify` would throw if asked now, so that a login bound to be refused does no
+   * work first (its reservation in the login ledger is two writes to the kube-apiserver).
+   */
+  refuseIfFull?(): void;
 }
 
 export interface PasswordGateOptions {
@@ -62,6 +67,12 @@ export class PasswordGate implements PasswordCheck {
 
   get concurrency(): number {
     return this.#concurrency;
+  }
+
+  refuseIfFull(): void {
+    if (this.#running < this.#concurrency || this.#waiting.length < this.#queueLimit) return;
+    this.#refused?.inc();
+    throw this.#busy();
   }
 
   async verify(password: string, storedHash: string | undefined): Promise<boolean> {

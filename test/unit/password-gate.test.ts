@@ -41,6 +41,27 @@ describe('password gate', () => {
     assert.match(metrics, /^platform_password_verifications_in_flight\{state="running"\} 0$/m);
   });
 
+  test('refuseIfFull throws the same 503 exactly when verify would refuse', async () => {
+    const { verifier, pending } = heldVerifier();
+    const registry = new Registry();
+    const gate = new PasswordGate({ verifier, concurrency: 1, queue: 1, registry });
+    gate.refuseIfFull();
+    const answers = [gate.verify('a', undefined)];
+    gate.refuseIfFull();
+    answers.push(gate.verify('b', undefined));
+    await settle();
+    assert.throws(
+      () => gate.refuseIfFull(),
+      (err: unknown) => err instanceof ApiError && err.oauthError === 'temporarily_unavailable',
+    );
+    pending[0]!(true);
+    await settle();
+    gate.refuseIfFull();
+    pending[1]!(true);
+    assert.deepEqual(await Promise.all(answers), [true, true]);
+    assert.match(await registry.metrics(), /^platform_password_verifications_refused_total 1$/m);
+  });
+
   test('a failing verification frees its slot', async () => {
     const gate = new PasswordGate({
       verifier: { verify: () => Promise.reject(new Error('boom')) },
