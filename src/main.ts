@@ -20,6 +20,7 @@ import { openApiDocument } from './http/openapi-document.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { startServer, type RunningServer } from './http/server.ts';
+import { memoryReleasingCollection, releaseStartUpMemory } from './http/start-up-memory.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
 import { niceThreadPool } from './http/thread-pool-priority.ts';
 import { loadTlsMaterial } from './http/tls-files.ts';
@@ -80,6 +81,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   // Registering has started libuv's pool (the password verifier's start-up hash): now it can be niced.
   niceThreadPool(http.threadPoolNice, logger);
   await lifecycle.start();
+  const stopWaitingToRelease = releaseStartUpMemory({
+    isReady: () => lifecycle.readiness.report().ready,
+    collect: memoryReleasingCollection(),
+    logger,
+  });
 
   // The document describes exactly the route groups mounted below.
   const document = openApiDocument(
@@ -113,7 +119,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   exitGracefullyOnSignals(running, {
     graceMs: http.shutdownGraceSeconds * 1000,
     logger,
-    beforeDrain: () => void lifecycle.stop(),
+    beforeDrain: () => {
+      stopWaitingToRelease();
+      void lifecycle.stop();
+    },
   });
   return running;
 }
