@@ -198,7 +198,9 @@ async function benchmark(setup: Setup) {
   });
   const afterReady = server.memory();
   const heapReady = await server.heap();
-  log(`server ready in ${server.readySeconds.toFixed(1)} s, RSS ${fmt(afterReady.rssMb)} MB`);
+  log(
+    `server ready in ${server.readySeconds.toFixed(1)} s, RSS ${fmt(afterReady.rssMb)} MB, memory limit ${server.memoryLimit}`,
+  );
   const one = (await login(server.url, setup.users[0]!)).access;
   const tokenStart = Date.now();
   const tokens = await distinctTokens(server.url, setup.users, TOKENS_PER_USER);
@@ -328,6 +330,8 @@ async function benchmark(setup: Setup) {
     full_mb: fullBytes / 1e6,
     full_gzip_mb: fullGzipBytes / 1e6,
     ready_s: server.readySeconds,
+    memory_limit: server.memoryLimit,
+    oom_kills: server.oomKills(),
     rss_ready_mb: afterReady.rssMb,
     rss_after_load_mb: afterLoad.rssMb,
     rss_end_mb: stopped.rssMb,
@@ -699,6 +703,8 @@ async function scale(setup: Setup) {
     nodes: NODES,
     seed_s: setup.seedSeconds,
     ready_s: server.readySeconds,
+    memory_limit: server.memoryLimit,
+    oom_kills: server.oomKills(),
     rss_ready_mb: ready.rssMb,
     heap_ready: heap,
     page_rps: m((r) => r.requestsPerSecond),
@@ -722,7 +728,7 @@ async function scale(setup: Setup) {
 async function soak(setup: Setup) {
   const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: 'soak' });
   log(
-    `soak: server ready in ${server.readySeconds.toFixed(1)} s, RSS ${fmt(server.memory().rssMb)} MB; ${SOAK_S} s`,
+    `soak: server ready in ${server.readySeconds.toFixed(1)} s, RSS ${fmt(server.memory().rssMb)} MB, memory limit ${server.memoryLimit}; ${SOAK_S} s`,
   );
   const one = (await login(server.url, setup.users[0]!)).access;
   const bearer = { Authorization: `Bearer ${one}` };
@@ -787,6 +793,8 @@ async function soak(setup: Setup) {
     soak_s: SOAK_S,
     nodes: NODES,
     malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? '2 (image default)',
+    memory_limit: server.memoryLimit,
+    oom_kills: server.oomKills(),
     rss_warm_mb: warmStart,
     rss_end_mb: end,
     rss_max_after_warm_mb: maxAfterWarm,

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chartMemoryLimitMb, memoryCgroup } from './memory-cgroup.ts';
 
 const MAIN_TS = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -21,12 +22,25 @@ export const IMAGE_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '13107
  */
 export const BENCH_NODE_FLAGS = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 
+/**
+ * The memory limit the server under test runs with, as a Pod of the chart would (memory-cgroup.ts):
+ * BENCH_MEMORY_LIMIT_MB, else the chart's `resources.limits.memory`; 0 runs it without one.
+ */
+export function benchMemoryLimitMb(): number {
+  const fromEnv = process.env['BENCH_MEMORY_LIMIT_MB'];
+  return fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : chartMemoryLimitMb();
+}
+
 export interface RealServer {
   url: string;
   pid: number;
   child: ChildProcess;
   /** Seconds from spawn to /readyz answering 200 (caches synced). */
   readySeconds: number;
+  /** The memory limit it runs under, e.g. "512 MiB (cgroup v1)", or why none. */
+  memoryLimit: string;
+  /** After it exited: how many processes the OOM killer ended in its cgroup. */
+  oomKills(): number;
   logFile: string;
   /** Bytes the server has written to its log so far. */
   logBytes(): number;
@@ -47,31 +61,49 @@ export async function startRealServer(options: {
   /** Another checkout's src/main.ts (a baseline to compare with); this checkout's by default. */
   main?: string;
   readyTimeoutMs?: number;
+  /** Memory limit in MiB (a cgroup, as a Pod's); benchMemoryLimitMb() by default, 0: none. */
+  memoryLimitMb?: number;
 }): Promise<RealServer> {
   const logFile = path.join(options.dir, `${options.name}.log`);
   const fd = openSync(logFile, 'w');
-  const startedAt = performance.now();
-  const child = spawn(
+  const argv = [
     process.execPath,
-    [
-      ...BENCH_NODE_FLAGS,
-      ...(options.nodeFlags ?? []),
-      options.main ?? MAIN_TS,
-      '--http.host=127.0.0.1',
-      '--http.port=0',
-      ...options.args,
-    ],
-    { env: { ...IMAGE_ENV, ...process.env, ...options.env }, stdio: ['ignore', fd, 'inherit'] },
-  );
+    ...BENCH_NODE_FLAGS,
+    ...(options.nodeFlags ?? []),
+    options.main ?? MAIN_TS,
+    '--http.host=127.0.0.1',
+    '--http.port=0',
+    ...options.args,
+  ];
+  const limitMb = options.memoryLimitMb ?? benchMemoryLimitMb();
+  const cgroup =
+    limitMb > 0 ? memoryCgroup(`platform-bench-${process.pid}-${options.name}`, limitMb) : undefined;
+  let memoryLimit = 'none';
+  let command = { command: argv[0]!, args: argv.slice(1) };
+  if (cgroup && 'unavailable' in cgroup) memoryLimit = `none (${cgroup.unavailable})`;
+  else if (cgroup) {
+    memoryLimit = cgroup.describe;
+    command = cgroup.wrap(argv);
+  }
+  const startedAt = performance.now();
+  const child = spawn(command.command, command.args, {
+    env: { ...IMAGE_ENV, ...process.env, ...options.env },
+    stdio: ['ignore', fd, 'inherit'],
+  });
   closeSync(fd);
   // Never outlive the benchmark, whatever way it ends.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let gone = false;
+  let oomKills = 0;
   void exited.then(() => {
     gone = true;
     process.off('exit', killOnExit);
+    if (cgroup && !('unavailable' in cgroup)) {
+      oomKills = cgroup.oomKills();
+      cgroup.remove();
+    }
   });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 600_000);
   let url: string | undefined;
@@ -99,6 +131,8 @@ export async function startRealServer(options: {
     child,
     readySeconds,
     logFile,
+    memoryLimit,
+    oomKills: () => oomKills,
     logBytes: () => statSync(logFile).size,
     memory: () => memoryOf(pid),
     heap: () => heapOf(url),
