@@ -16,7 +16,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { adminClient, podFixture, startLargeCluster } from './large-cluster.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
-import { IMAGE_ENV } from './real-server.ts';
+import { memoryCgroup } from './memory-cgroup.ts';
+import { benchMemoryLimitMb, IMAGE_ENV } from './real-server.ts';
 import type { MemoryReport } from './serve-allocations.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
@@ -38,14 +39,30 @@ interface ServerInfo extends MemoryReport {
   syncSeconds: number;
 }
 
-/** serve-allocations in its own process, with the image's environment (malloc arenas, production). */
-async function startServer(kubeconfig: string, mode: 'with' | 'without') {
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', path.join(here, 'serve-allocations.ts'), kubeconfig, mode],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...IMAGE_ENV, ...process.env } },
-  );
+const MEMORY_LIMIT_MB = benchMemoryLimitMb();
+
+/**
+ * serve-allocations in its own process, with the image's environment (malloc arenas, production) and,
+ * as in a Pod of the chart, under its memory limit (which sizes V8's heap; BENCH_MEMORY_LIMIT_MB=0: none).
+ */
+async function startServer(kubeconfig: string, mode: 'with' | 'without', round: number) {
+  const argv = [process.execPath, '--expose-gc', path.join(here, 'serve-allocations.ts'), kubeconfig, mode];
+  const cgroup =
+    MEMORY_LIMIT_MB > 0
+      ? memoryCgroup(`platform-pods-bench-${process.pid}-${mode}-${round}`, MEMORY_LIMIT_MB)
+      : undefined;
+  if (cgroup && 'unavailable' in cgroup) throw new Error(`memory limit: ${cgroup.unavailable}`);
+  const command = cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+  const child = spawn(command.command, command.args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...IMAGE_ENV, ...process.env },
+  });
   children.push(child);
+  child.once('exit', () => {
+    const kills = cgroup?.oomKills() ?? 0;
+    cgroup?.remove();
+    if (kills > 0) process.stderr.write(`# serve-allocations ${mode}: ${kills} OOM kill(s)\n`);
+  });
   const lines = createInterface(child.stderr!)[Symbol.asyncIterator]();
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => reject(new Error(`serve-allocations exited with ${code}`))),
@@ -136,7 +153,8 @@ interface Sample {
 
 async function main() {
   process.stderr.write(
-    `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), node ${process.version}, load average ${loadAverage()}\n`,
+    `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), node ${process.version}, load average ${loadAverage()}, ` +
+      `server memory limit ${MEMORY_LIMIT_MB > 0 ? `${MEMORY_LIMIT_MB} MiB` : 'none'}\n`,
   );
   const cluster = await startLargeCluster(
     { nodes: NODES, pods: PODS, namespaces: NAMESPACES },
@@ -151,7 +169,7 @@ async function main() {
       // Alternate which goes first, so drift on a shared machine does not favour one.
       const order: ('with' | 'without')[] = round % 2 ? ['without', 'with'] : ['with', 'without'];
       for (const mode of order) {
-        const server = await startServer(cp.kubeconfigPath, mode);
+        const server = await startServer(cp.kubeconfigPath, mode, round);
         const { info } = server;
         const url = `${info.nodesUrl}?limit=10&sortBy=name`;
         const run = (durationSeconds: number) =>
@@ -196,7 +214,7 @@ async function main() {
     const seeded = report.restored ? 'restored from the fixture cache; seeded' : 'seeded';
     const lines = [
       `pods: ${fmt(PODS)} in ${fmt(NAMESPACES)} namespaces on ${fmt(NODES)} nodes (${seeded} at ${fmt(report.podsPerSecond)} pods/s); ` +
-        `medians of ${ROUNDS} rounds, ${DURATION_S} s runs, ${CONNECTIONS} connections, page = limit=10&sortBy=name; load average at the end ${loadAverage()}`,
+        `medians of ${ROUNDS} rounds, ${DURATION_S} s runs, ${CONNECTIONS} connections, page = limit=10&sortBy=name; memory limit ${MEMORY_LIMIT_MB > 0 ? `${MEMORY_LIMIT_MB} MiB` : 'none'}; load average at the end ${loadAverage()}`,
       '',
       '| | without pod cache | with pod cache | with − without / ratio |',
       '|---|---|---|---|',
