@@ -18,7 +18,7 @@
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -299,7 +299,7 @@ async function benchmark(setup: Setup) {
   const afterLoad = server.memory();
   const heapAfterLoad = await server.heap();
 
-  const storm = await loginStorm(server, setup.stormUser, one);
+  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids);
   const volume = await logVolumes(setup, one);
   const stopped = server.memory();
   await server.stop();
@@ -349,6 +349,8 @@ async function benchmark(setup: Setup) {
     login_compare_niced_ms: storm.compareMs.niced,
     logins_ratio: storm.loginsRatio,
     logins_ratio_niced: storm.loginsRatioNiced,
+    login_storm_cores: storm.cores,
+    logins_per_pool_cpu_ratio: storm.loginsPerPoolCpuRatio,
     login_503s: storm.refused,
     login_503_p99_ms: storm.refusedP99Ms,
     log_mb_per_min_at_1k_rps: volume,
@@ -378,6 +380,7 @@ async function benchmark(setup: Setup) {
     `a/b: ${fmt(figures.a_b, 1)}× (goal ≥ 15); a/d: ${fmt(figures.a_d, 2)} (goal ≥ 0.5), with ${tokens.length} tokens ${fmt(figures.a_many_d, 2)}`,
     `proxy/direct: ${fmt(figures.proxy_ratio, 2)} (goal ≥ 0.85); proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}`,
     `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${storm.healthzBaselineP99Ms} → ${storm.healthzP99Ms} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${storm.pageBaselineP99Ms} → ${storm.pageP99Ms} ms (${fmt(storm.pageP99Ratio, 2)}×) (goal ≤ 2×); ${fmt(storm.loginsPerSecond, 1)} logins/s vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)} (goal ≥ 0.9), vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
+    `login storm, cores used (medians): the server's pool ${fmt(storm.cores.pool, 2)}, the rest of the server ${fmt(storm.cores.serverOther, 2)}, kube-apiserver ${fmt(storm.cores.apiserver, 2)}, etcd ${fmt(storm.cores.etcd, 2)}, everything else ${fmt(storm.cores.rest, 2)}, idle ${fmt(storm.cores.idle, 2)}; logins/s vs the pool's CPU ÷ one compare: ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
     `access log, MB per minute at 1,000 req/s (mix: 90% page reads, 5% probes, 5% 404s): ${Object.entries(
       volume,
     )
@@ -535,6 +538,35 @@ async function proxyOnly(setup: Setup) {
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
 }
 
+/** CPU time (ms) of a process's threads whose name matches, e.g. libuv's pool (`libuv-worker`). */
+function threadsCpuMs(pid: number, name: RegExp): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!name.test(comm)) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      /* the thread has ended */
+    }
+  }
+  return total;
+}
+
+/** Busy CPU time (ms) of the whole machine, all cores (/proc/stat: all but idle and iowait). */
+function machineBusyMs(): number {
+  const ticks = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  return ((total - ticks[3]! - ticks[4]!) * 1000) / 100;
+}
+
 /** CPU time (user + system) a process has used so far, in ms; 0 without a pid. */
 function cpuMs(pid: number | undefined): number {
   if (pid === undefined) return 0;
@@ -575,8 +607,25 @@ async function oneCompareMs(): Promise<{ normal: number; niced: number }> {
  * /healthz and the page, paced (100 and 200 req/s), without and then with 20 clients logging in as fast
  * as they are answered; rounds interleaved, medians.
  */
-async function loginStorm(server: RealServer, username: string, token: string) {
+async function loginStorm(
+  server: RealServer,
+  username: string,
+  token: string,
+  [etcdPid, apiserverPid]: number[],
+) {
   const compareMs = await oneCompareMs();
+  // Where the cores go during a storm, in cores (CPU seconds per second): the server's pool threads
+  // (the comparisons), the rest of the server, the kube-apiserver, etcd, and everything else on the machine
+  // (the load generators among it). The pool's share bounds logins/s; the others say what took the rest.
+  const cpuSnapshot = () => ({
+    at: performance.now(),
+    pool: threadsCpuMs(server.pid, /^libuv-worker$/),
+    server: cpuMs(server.pid),
+    apiserver: cpuMs(apiserverPid),
+    etcd: cpuMs(etcdPid),
+    machine: machineBusyMs(),
+  });
+  const cores: Record<'pool' | 'serverOther' | 'apiserver' | 'etcd' | 'rest' | 'idle', number>[] = [];
   const probes = (seconds: number) =>
     Promise.all([
       load({ url: `${server.url}/healthz`, connections: 2, overallRate: 100, durationSeconds: seconds }),
@@ -601,16 +650,33 @@ async function loginStorm(server: RealServer, username: string, token: string) {
       clients: STORM_CLIENTS,
       durationSeconds: seconds,
     };
+    const start = cpuSnapshot();
     const [storm, probed] = await Promise.all([
       runChild('login-storm.ts', [JSON.stringify(spec)]).then((out) => JSON.parse(out) as StormResult),
       probes(seconds),
     ]);
+    const end = cpuSnapshot();
+    const share = (key: keyof typeof end) => (end[key] - start[key]) / (end.at - start.at);
+    cores.push({
+      pool: share('pool'),
+      serverOther: share('server') - share('pool'),
+      apiserver: share('apiserver'),
+      etcd: share('etcd'),
+      rest: share('machine') - share('server') - share('apiserver') - share('etcd'),
+      idle: CORES - share('machine'),
+    });
     storms.push(storm);
     during.push(probed);
     log(
-      `storm round ${round}: /healthz p99 ${baseline.at(-1)![0]!.p99Ms} → ${probed[0]!.p99Ms} ms, page p99 ${baseline.at(-1)![1]!.p99Ms} → ${probed[1]!.p99Ms} ms, ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms)`,
+      `storm round ${round}: /healthz p99 ${baseline.at(-1)![0]!.p99Ms} → ${probed[0]!.p99Ms} ms, page p99 ${baseline.at(-1)![1]!.p99Ms} → ${probed[1]!.p99Ms} ms, ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); ` +
+        `cores: ${Object.entries(cores.at(-1)!)
+          .map(([k, v]) => `${k} ${fmt(v, 2)}`)
+          .join(', ')}`,
     );
   }
+  const medianCores = Object.fromEntries(
+    Object.keys(cores[0]!).map((k) => [k, median(cores.map((c) => c[k as keyof (typeof cores)[0]]))]),
+  ) as (typeof cores)[0];
   const healthzBaselineP99Ms = median(baseline.map((b) => b[0]!.p99Ms));
   const pageBaselineP99Ms = median(baseline.map((b) => b[1]!.p99Ms));
   const healthzP99Ms = median(during.map((d) => d[0]!.p99Ms));
@@ -628,6 +694,9 @@ async function loginStorm(server: RealServer, username: string, token: string) {
     loginsPerSecond,
     loginsRatio: loginsPerSecond / (CORES / (compareMs.normal / 1000)),
     loginsRatioNiced: loginsPerSecond / (CORES / (compareMs.niced / 1000)),
+    cores: medianCores,
+    // Logins/s against what the CPU the pool actually got allows: 1 means no pool time was wasted.
+    loginsPerPoolCpuRatio: loginsPerSecond / (medianCores.pool / (compareMs.niced / 1000)),
     refused: storms.reduce((s, r) => s + r.refused503, 0),
     refusedP99Ms: median(storms.map((s) => s.refusedP99Ms)),
   };
