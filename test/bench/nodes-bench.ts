@@ -10,6 +10,9 @@
 //   npm run bench:nodes -- --scale --nodes=20000   only what grows with the node count: time to ready,
 //                                           RSS and heap, page p50/p99, bytes per cached node
 //   BENCH_PROFILE=/tmp/prof npm run bench:nodes -- --quick   also a CPU profile of the server
+//   npm run bench:nodes -- --quick --storm  only the login storm, with where the cores went;
+//                                           BENCH_POOL_SCHED=idle also moves the server's pool threads
+//                                           to SCHED_IDLE (chrt; an experiment, not what the server does)
 //   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part, with CPU ms per request
 //                                           of our server and the kube-apiserver; DIR: another checkout
 //                                           (its src/main.ts) run beside ours, rounds interleaved
@@ -17,7 +20,7 @@
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,6 +55,7 @@ const ROUNDS = Number(args.get('rounds') ?? 3);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const SCALE = args.has('scale');
 const PROXY_ONLY = args.has('proxy');
+const STORM_ONLY = args.has('storm');
 const BASELINE = args.get('baseline');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
 const TOKEN_USERS = 100;
@@ -180,6 +184,7 @@ async function main() {
     if (SOAK_S > 0) await soak(setup);
     else if (SCALE) await scale(setup);
     else if (PROXY_ONLY) await proxyOnly(setup);
+    else if (STORM_ONLY) await stormOnly(setup);
     else await benchmark(setup);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -398,6 +403,52 @@ async function benchmark(setup: Setup) {
  * checkout, its src/main.ts) started beside ours: rounds interleaved, so a change is judged against the
  * code before it in the same minutes of a shared machine.
  */
+/** Only the login storm (`--storm`): its figures, where the cores went, and one JSON line. */
+async function stormOnly(setup: Setup) {
+  const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: 'storm' });
+  if (process.env['BENCH_POOL_SCHED'] === 'idle')
+    log(`pool threads moved to SCHED_IDLE: ${schedIdle(server.pid)}`);
+  const one = (await login(server.url, setup.users[0]!)).access;
+  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids);
+  await server.stop();
+  const lines = [
+    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12, ${NODES} nodes, pool policy ${process.env['BENCH_POOL_SCHED'] ?? 'nice'}): ` +
+      `/healthz p99 ${storm.healthzBaselineP99Ms} → ${storm.healthzP99Ms} ms (${fmt(storm.healthzP99Ratio, 2)}×), ` +
+      `page p99 ${storm.pageBaselineP99Ms} → ${storm.pageP99Ms} ms (${fmt(storm.pageP99Ratio, 2)}×); ` +
+      `${fmt(storm.loginsPerSecond, 1)} logins/s = ${fmt(storm.loginsRatio, 2)} of ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms; ` +
+      `pool ${fmt(storm.cores.pool, 2)} cores, logins/s vs the pool's CPU ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(
+    JSON.stringify(
+      roundAll({
+        nodes: NODES,
+        pool_sched: process.env['BENCH_POOL_SCHED'] ?? 'nice',
+        login_healthz_p99_ratio: storm.healthzP99Ratio,
+        login_page_p99_ratio: storm.pageP99Ratio,
+        login_healthz_p99_ms: storm.healthzP99Ms,
+        login_healthz_baseline_p99_ms: storm.healthzBaselineP99Ms,
+        login_page_p99_ms: storm.pageP99Ms,
+        login_page_baseline_p99_ms: storm.pageBaselineP99Ms,
+        logins_per_s: storm.loginsPerSecond,
+        logins_ratio: storm.loginsRatio,
+        login_storm_cores: storm.cores,
+        logins_per_pool_cpu_ratio: storm.loginsPerPoolCpuRatio,
+      }),
+    ) + '\n',
+  );
+}
+
+/** Moves a process's libuv pool threads to SCHED_IDLE with util-linux's chrt; how many it moved. */
+function schedIdle(pid: number): number {
+  let moved = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() !== 'libuv-worker') continue;
+    if (spawnSync('chrt', ['--idle', '-p', '0', tid]).status === 0) moved++;
+  }
+  return moved;
+}
+
 async function proxyOnly(setup: Setup) {
   const { cp, serverArgs } = setup;
   const profile = process.env['BENCH_PROFILE'];
