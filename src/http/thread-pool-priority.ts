@@ -18,23 +18,38 @@ export function lowerThreadPoolPriority(nice: number, tasks = '/proc/self/task')
   // Relative to the process (the event loop's thread), and idempotent.
   const target = Math.min(19, os.getPriority() + nice);
   let changed = 0;
-  let ids: string[];
-  try {
-    ids = readdirSync(tasks);
-  } catch {
-    return 0;
-  }
-  for (const id of ids) {
+  for (const id of threadPoolThreadIds(tasks)) {
     try {
-      if (readFileSync(`${tasks}/${id}/comm`, 'utf8').trim() !== 'libuv-worker') continue;
       // setpriority(2) with a thread id changes that thread only (Linux).
-      os.setPriority(Number(id), target);
+      os.setPriority(id, target);
       changed++;
     } catch {
       /* the thread went away, or the change is not permitted: leave it */
     }
   }
   return changed;
+}
+
+/**
+ * The thread ids of libuv's pool in a process's task directory (`/proc/<pid>/task`), found by the name
+ * libuv gives its threads; none without /proc.
+ */
+export function threadPoolThreadIds(tasks = '/proc/self/task'): number[] {
+  let ids: string[];
+  try {
+    ids = readdirSync(tasks);
+  } catch {
+    return [];
+  }
+  return ids
+    .filter((id) => {
+      try {
+        return readFileSync(`${tasks}/${id}/comm`, 'utf8').trim() === 'libuv-worker';
+      } catch {
+        return false; // the thread went away
+      }
+    })
+    .map(Number);
 }
 
 /** lowerThreadPoolPriority, saying in the log what it changed. */

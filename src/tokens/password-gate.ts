@@ -77,12 +77,10 @@ export class PasswordGate implements PasswordCheck {
 
   async verify(password: string, storedHash: string | undefined): Promise<boolean> {
     if (this.#running < this.#concurrency) this.#running++;
-    else if (this.#waiting.length < this.#queueLimit) {
+    else {
+      this.refuseIfFull();
       // The slot is handed over by the verification that finishes (#release), so #running stays counted.
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    } else {
-      this.#refused?.inc();
-      throw this.#busy();
     }
     const startedAt = performance.now();
     try {

@@ -20,7 +20,7 @@ export function chartMemoryLimitMb(): number {
   return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
 }
 
-export interface MemoryCgroup {
+interface MemoryCgroup {
   /** e.g. "512 MiB (cgroup v1)" */
   describe: string;
   /** The command that runs `argv` inside the cgroup. */
@@ -35,7 +35,7 @@ export interface MemoryCgroup {
  * Creates a memory cgroup of `limitMb` (cgroup v2, or the v1 memory controller), or says why it cannot
  * (not root, no memory controller): the benchmark then runs without a limit and prints the reason.
  */
-export function memoryCgroup(name: string, limitMb: number): MemoryCgroup | { unavailable: string } {
+function memoryCgroup(name: string, limitMb: number): MemoryCgroup | { unavailable: string } {
   const bytes = String(limitMb * 2 ** 20);
   const v1 = path.join(ROOT, 'memory');
   const v2Controllers = path.join(ROOT, 'cgroup.controllers');
@@ -92,4 +92,33 @@ function readable(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+export interface LimitedCommand {
+  command: string;
+  args: string[];
+  /** e.g. "512 MiB (cgroup v1)", "none", or "none (why)". */
+  memoryLimit: string;
+  /** Why the limit could not be set, when it was asked for. */
+  unavailable?: string;
+  /** Once the process has exited: how many OOM kills its cgroup saw (0 without one); removes the cgroup. */
+  release(): number;
+}
+
+/** `argv` to run under a memory limit of `limitMb` (0: none) in a cgroup called `name`, if one can be made. */
+export function underMemoryLimit(name: string, limitMb: number, argv: string[]): LimitedCommand {
+  const plain = { command: argv[0]!, args: argv.slice(1), memoryLimit: 'none', release: () => 0 };
+  if (limitMb <= 0) return plain;
+  const cgroup = memoryCgroup(name, limitMb);
+  if ('unavailable' in cgroup)
+    return { ...plain, memoryLimit: `none (${cgroup.unavailable})`, unavailable: cgroup.unavailable };
+  return {
+    ...cgroup.wrap(argv),
+    memoryLimit: cgroup.describe,
+    release: () => {
+      const kills = cgroup.oomKills();
+      cgroup.remove();
+      return kills;
+    },
+  };
 }

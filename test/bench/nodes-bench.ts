@@ -21,7 +21,7 @@
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +41,7 @@ import {
 } from './bench-identities.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import type { StormResult, StormSpec } from './login-storm.ts';
-import { lowerThreadPoolPriority } from '../../src/http/thread-pool-priority.ts';
+import { lowerThreadPoolPriority, threadPoolThreadIds } from '../../src/http/thread-pool-priority.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
@@ -343,21 +343,7 @@ async function benchmark(setup: Setup) {
     rss_peak_mb: Math.max(stopped.peakRssMb, loadPeakMb),
     heap_ready: heapReady,
     heap_after_load: heapAfterLoad,
-    login_healthz_p99_ratio: storm.healthzP99Ratio,
-    login_page_p99_ratio: storm.pageP99Ratio,
-    login_healthz_p99_ms: storm.healthzP99Ms,
-    login_healthz_baseline_p99_ms: storm.healthzBaselineP99Ms,
-    login_page_p99_ms: storm.pageP99Ms,
-    login_page_baseline_p99_ms: storm.pageBaselineP99Ms,
-    logins_per_s: storm.loginsPerSecond,
-    login_compare_ms: storm.compareMs.normal,
-    login_compare_niced_ms: storm.compareMs.niced,
-    logins_ratio: storm.loginsRatio,
-    logins_ratio_niced: storm.loginsRatioNiced,
-    login_storm_cores: storm.cores,
-    logins_per_pool_cpu_ratio: storm.loginsPerPoolCpuRatio,
-    login_503s: storm.refused,
-    login_503_p99_ms: storm.refusedP99Ms,
+    ...stormFigures(storm),
     log_mb_per_min_at_1k_rps: volume,
   };
   const table = (label: string, rs: LoadResult[]) =>
@@ -384,8 +370,7 @@ async function benchmark(setup: Setup) {
     '',
     `a/b: ${fmt(figures.a_b, 1)}× (goal ≥ 15); a/d: ${fmt(figures.a_d, 2)} (goal ≥ 0.5), with ${tokens.length} tokens ${fmt(figures.a_many_d, 2)}`,
     `proxy/direct: ${fmt(figures.proxy_ratio, 2)} (goal ≥ 0.85); proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}`,
-    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${storm.healthzBaselineP99Ms} → ${storm.healthzP99Ms} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${storm.pageBaselineP99Ms} → ${storm.pageP99Ms} ms (${fmt(storm.pageP99Ratio, 2)}×) (goal ≤ 2×); ${fmt(storm.loginsPerSecond, 1)} logins/s vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)} (goal ≥ 0.9), vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
-    `login storm, cores used (medians): the server's pool ${fmt(storm.cores.pool, 2)}, the rest of the server ${fmt(storm.cores.serverOther, 2)}, kube-apiserver ${fmt(storm.cores.apiserver, 2)}, etcd ${fmt(storm.cores.etcd, 2)}, everything else ${fmt(storm.cores.rest, 2)}, idle ${fmt(storm.cores.idle, 2)}; logins/s vs the pool's CPU ÷ one compare: ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
+    ...stormLines(storm),
     `access log, MB per minute at 1,000 req/s (mix: 90% page reads, 5% probes, 5% 404s): ${Object.entries(
       volume,
     )
@@ -398,11 +383,6 @@ async function benchmark(setup: Setup) {
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
 }
 
-/**
- * Only the proxy part (p), and with --baseline=DIR the same requests through DIR's server (another
- * checkout, its src/main.ts) started beside ours: rounds interleaved, so a change is judged against the
- * code before it in the same minutes of a shared machine.
- */
 /** Only the login storm (`--storm`): its figures, where the cores went, and one JSON line. */
 async function stormOnly(setup: Setup) {
   const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: 'storm' });
@@ -411,44 +391,58 @@ async function stormOnly(setup: Setup) {
   const one = (await login(server.url, setup.users[0]!)).access;
   const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids);
   await server.stop();
-  const lines = [
-    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12, ${NODES} nodes, pool policy ${process.env['BENCH_POOL_SCHED'] ?? 'nice'}): ` +
-      `/healthz p99 ${storm.healthzBaselineP99Ms} → ${storm.healthzP99Ms} ms (${fmt(storm.healthzP99Ratio, 2)}×), ` +
-      `page p99 ${storm.pageBaselineP99Ms} → ${storm.pageP99Ms} ms (${fmt(storm.pageP99Ratio, 2)}×); ` +
-      `${fmt(storm.loginsPerSecond, 1)} logins/s = ${fmt(storm.loginsRatio, 2)} of ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms; ` +
-      `pool ${fmt(storm.cores.pool, 2)} cores, logins/s vs the pool's CPU ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
-  ];
-  process.stdout.write(lines.join('\n') + '\n');
+  const policy = process.env['BENCH_POOL_SCHED'] ?? 'nice';
   process.stdout.write(
-    JSON.stringify(
-      roundAll({
-        nodes: NODES,
-        pool_sched: process.env['BENCH_POOL_SCHED'] ?? 'nice',
-        login_healthz_p99_ratio: storm.healthzP99Ratio,
-        login_page_p99_ratio: storm.pageP99Ratio,
-        login_healthz_p99_ms: storm.healthzP99Ms,
-        login_healthz_baseline_p99_ms: storm.healthzBaselineP99Ms,
-        login_page_p99_ms: storm.pageP99Ms,
-        login_page_baseline_p99_ms: storm.pageBaselineP99Ms,
-        logins_per_s: storm.loginsPerSecond,
-        logins_ratio: storm.loginsRatio,
-        login_storm_cores: storm.cores,
-        logins_per_pool_cpu_ratio: storm.loginsPerPoolCpuRatio,
-      }),
-    ) + '\n',
+    [`nodes: ${fmt(NODES)}; pool threads: ${policy}`, ...stormLines(storm)].join('\n') + '\n',
   );
+  process.stdout.write(
+    JSON.stringify(roundAll({ nodes: NODES, pool_sched: policy, ...stormFigures(storm) })) + '\n',
+  );
+}
+
+type Storm = Awaited<ReturnType<typeof loginStorm>>;
+
+/** The login storm's figures in the benchmark's JSON line. */
+function stormFigures(storm: Storm) {
+  return {
+    login_healthz_p99_ratio: storm.healthzP99Ratio,
+    login_page_p99_ratio: storm.pageP99Ratio,
+    login_healthz_p99_ms: storm.healthzP99Ms,
+    login_healthz_baseline_p99_ms: storm.healthzBaselineP99Ms,
+    login_page_p99_ms: storm.pageP99Ms,
+    login_page_baseline_p99_ms: storm.pageBaselineP99Ms,
+    logins_per_s: storm.loginsPerSecond,
+    login_compare_ms: storm.compareMs.normal,
+    login_compare_niced_ms: storm.compareMs.niced,
+    logins_ratio: storm.loginsRatio,
+    logins_ratio_niced: storm.loginsRatioNiced,
+    login_storm_cores: storm.cores,
+    logins_per_pool_cpu_ratio: storm.loginsPerPoolCpuRatio,
+    login_503s: storm.refused,
+    login_503_p99_ms: storm.refusedP99Ms,
+  };
+}
+
+/** The login storm's lines of the printed summary. */
+function stormLines(storm: Storm): string[] {
+  return [
+    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${storm.healthzBaselineP99Ms} → ${storm.healthzP99Ms} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${storm.pageBaselineP99Ms} → ${storm.pageP99Ms} ms (${fmt(storm.pageP99Ratio, 2)}×) (goal ≤ 2×); ${fmt(storm.loginsPerSecond, 1)} logins/s vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)} (goal ≥ 0.9), vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
+    `login storm, cores used (medians): the server's pool ${fmt(storm.cores.pool, 2)}, the rest of the server ${fmt(storm.cores.serverOther, 2)}, kube-apiserver ${fmt(storm.cores.apiserver, 2)}, etcd ${fmt(storm.cores.etcd, 2)}, everything else ${fmt(storm.cores.rest, 2)}, idle ${fmt(storm.cores.idle, 2)}; logins/s vs the pool's CPU ÷ one compare: ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
+  ];
 }
 
 /** Moves a process's libuv pool threads to SCHED_IDLE with util-linux's chrt; how many it moved. */
 function schedIdle(pid: number): number {
-  let moved = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() !== 'libuv-worker') continue;
-    if (spawnSync('chrt', ['--idle', '-p', '0', tid]).status === 0) moved++;
-  }
-  return moved;
+  return threadPoolThreadIds(`/proc/${pid}/task`).filter(
+    (tid) => spawnSync('chrt', ['--idle', '-p', '0', String(tid)]).status === 0,
+  ).length;
 }
 
+/**
+ * Only the proxy part (p), and with --baseline=DIR the same requests through DIR's server (another
+ * checkout, its src/main.ts) started beside ours: rounds interleaved, so a change is judged against the
+ * code before it in the same minutes of a shared machine.
+ */
 async function proxyOnly(setup: Setup) {
   const { cp, serverArgs } = setup;
   const profile = process.env['BENCH_PROFILE'];
@@ -589,16 +583,12 @@ async function proxyOnly(setup: Setup) {
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
 }
 
-/** CPU time (ms) of a process's threads whose name matches, e.g. libuv's pool (`libuv-worker`). */
-function threadsCpuMs(pid: number, name: RegExp): number {
+/** CPU time (ms) of a process's libuv pool threads; a thread that has ended counts no more. */
+function poolCpuMs(pid: number): number {
   let total = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+  for (const tid of threadPoolThreadIds(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!name.test(comm)) continue;
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      total += statCpuMs(`/proc/${pid}/task/${tid}/stat`);
     } catch {
       /* the thread has ended */
     }
@@ -620,9 +610,13 @@ function machineBusyMs(): number {
 
 /** CPU time (user + system) a process has used so far, in ms; 0 without a pid. */
 function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
+  return pid === undefined ? 0 : statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a /proc stat file (a process's or a thread's), in ms. */
+function statCpuMs(file: string): number {
   // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
@@ -670,7 +664,7 @@ async function loginStorm(
   // (the load generators among it). The pool's share bounds logins/s; the others say what took the rest.
   const cpuSnapshot = () => ({
     at: performance.now(),
-    pool: threadsCpuMs(server.pid, /^libuv-worker$/),
+    pool: poolCpuMs(server.pid),
     server: cpuMs(server.pid),
     apiserver: cpuMs(apiserverPid),
     etcd: cpuMs(etcdPid),

@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { adminClient, podFixture, startLargeCluster } from './large-cluster.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
-import { memoryCgroup } from './memory-cgroup.ts';
+import { underMemoryLimit } from './memory-cgroup.ts';
 import { benchMemoryLimitMb, IMAGE_ENV } from './real-server.ts';
 import type { MemoryReport } from './serve-allocations.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
@@ -40,6 +40,7 @@ interface ServerInfo extends MemoryReport {
 }
 
 const MEMORY_LIMIT_MB = benchMemoryLimitMb();
+const MEMORY_LIMIT_TEXT = MEMORY_LIMIT_MB > 0 ? `${MEMORY_LIMIT_MB} MiB` : 'none';
 
 /**
  * serve-allocations in its own process, with the image's environment (malloc arenas, production) and,
@@ -47,20 +48,19 @@ const MEMORY_LIMIT_MB = benchMemoryLimitMb();
  */
 async function startServer(kubeconfig: string, mode: 'with' | 'without', round: number) {
   const argv = [process.execPath, '--expose-gc', path.join(here, 'serve-allocations.ts'), kubeconfig, mode];
-  const cgroup =
-    MEMORY_LIMIT_MB > 0
-      ? memoryCgroup(`platform-pods-bench-${process.pid}-${mode}-${round}`, MEMORY_LIMIT_MB)
-      : undefined;
-  if (cgroup && 'unavailable' in cgroup) throw new Error(`memory limit: ${cgroup.unavailable}`);
-  const command = cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+  const command = underMemoryLimit(
+    `platform-pods-bench-${process.pid}-${mode}-${round}`,
+    MEMORY_LIMIT_MB,
+    argv,
+  );
+  if (command.unavailable) throw new Error(`memory limit: ${command.unavailable}`);
   const child = spawn(command.command, command.args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...IMAGE_ENV, ...process.env },
   });
   children.push(child);
   child.once('exit', () => {
-    const kills = cgroup?.oomKills() ?? 0;
-    cgroup?.remove();
+    const kills = command.release();
     if (kills > 0) process.stderr.write(`# serve-allocations ${mode}: ${kills} OOM kill(s)\n`);
   });
   const lines = createInterface(child.stderr!)[Symbol.asyncIterator]();
@@ -154,7 +154,7 @@ interface Sample {
 async function main() {
   process.stderr.write(
     `# ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), node ${process.version}, load average ${loadAverage()}, ` +
-      `server memory limit ${MEMORY_LIMIT_MB > 0 ? `${MEMORY_LIMIT_MB} MiB` : 'none'}\n`,
+      `server memory limit ${MEMORY_LIMIT_TEXT}\n`,
   );
   const cluster = await startLargeCluster(
     { nodes: NODES, pods: PODS, namespaces: NAMESPACES },
@@ -214,7 +214,7 @@ async function main() {
     const seeded = report.restored ? 'restored from the fixture cache; seeded' : 'seeded';
     const lines = [
       `pods: ${fmt(PODS)} in ${fmt(NAMESPACES)} namespaces on ${fmt(NODES)} nodes (${seeded} at ${fmt(report.podsPerSecond)} pods/s); ` +
-        `medians of ${ROUNDS} rounds, ${DURATION_S} s runs, ${CONNECTIONS} connections, page = limit=10&sortBy=name; memory limit ${MEMORY_LIMIT_MB > 0 ? `${MEMORY_LIMIT_MB} MiB` : 'none'}; load average at the end ${loadAverage()}`,
+        `medians of ${ROUNDS} rounds, ${DURATION_S} s runs, ${CONNECTIONS} connections, page = limit=10&sortBy=name; memory limit ${MEMORY_LIMIT_TEXT}; load average at the end ${loadAverage()}`,
       '',
       '| | without pod cache | with pod cache | with − without / ratio |',
       '|---|---|---|---|',

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chartMemoryLimitMb, memoryCgroup } from './memory-cgroup.ts';
+import { chartMemoryLimitMb, underMemoryLimit } from './memory-cgroup.ts';
 
 const MAIN_TS = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -81,16 +81,11 @@ export async function startRealServer(options: {
     '--http.port=0',
     ...options.args,
   ];
-  const limitMb = options.memoryLimitMb ?? benchMemoryLimitMb();
-  const cgroup =
-    limitMb > 0 ? memoryCgroup(`platform-bench-${process.pid}-${options.name}`, limitMb) : undefined;
-  let memoryLimit = 'none';
-  let command = { command: argv[0]!, args: argv.slice(1) };
-  if (cgroup && 'unavailable' in cgroup) memoryLimit = `none (${cgroup.unavailable})`;
-  else if (cgroup) {
-    memoryLimit = cgroup.describe;
-    command = cgroup.wrap(argv);
-  }
+  const command = underMemoryLimit(
+    `platform-bench-${process.pid}-${options.name}`,
+    options.memoryLimitMb ?? benchMemoryLimitMb(),
+    argv,
+  );
   const startedAt = performance.now();
   const child = spawn(command.command, command.args, {
     env: { ...IMAGE_ENV, ...process.env, ...options.env },
@@ -106,10 +101,7 @@ export async function startRealServer(options: {
   void exited.then(() => {
     gone = true;
     process.off('exit', killOnExit);
-    if (cgroup && !('unavailable' in cgroup)) {
-      oomKills = cgroup.oomKills();
-      cgroup.remove();
-    }
+    oomKills = command.release();
   });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 600_000);
   let url: string | undefined;
@@ -137,7 +129,7 @@ export async function startRealServer(options: {
     child,
     readySeconds,
     logFile,
-    memoryLimit,
+    memoryLimit: command.memoryLimit,
     oomKills: () => oomKills,
     logBytes: () => statSync(logFile).size,
     memory: () => memoryOf(pid),

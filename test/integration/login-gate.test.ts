@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { waitFor } from '../cluster/wait-for.ts';
 import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
   generateTestKeys,
-  IAM,
+  getUser,
   installIamCrds,
   passwordLogin,
   startReadyServer,
@@ -55,14 +55,7 @@ describe('password gate full', () => {
     return Number(pattern.exec(text)?.[1] ?? NaN);
   };
   const running = () => metric(/^platform_password_verifications_in_flight\{state="running"\} (\d+)$/m);
-  const userVersion = async () =>
-    (
-      (await kc
-        .makeApiClient(CustomObjectsApi)
-        .getClusterCustomObject({ ...IAM, plural: 'users', name: USER })) as {
-        metadata: { resourceVersion: string };
-      }
-    ).metadata.resourceVersion;
+  const userVersion = async () => (await getUser(kc, USER)).metadata.resourceVersion;
 
   test('logins beyond the slot: 503 at once, the User untouched; the admitted one succeeds', async () => {
     const admitted = passwordLogin(server.url, USER, PASSWORD);

@@ -200,11 +200,14 @@ export async function setUserState(
   });
 }
 
-export async function getUser(kc: KubeConfig, name: string): Promise<{ status?: Record<string, unknown> }> {
+export interface StoredUser {
+  metadata: { resourceVersion: string };
+  status?: Record<string, unknown>;
+}
+
+export async function getUser(kc: KubeConfig, name: string): Promise<StoredUser> {
   const api = kc.makeApiClient(CustomObjectsApi);
-  return (await api.getClusterCustomObject({ ...IAM, plural: 'users', name })) as {
-    status?: Record<string, unknown>;
-  };
+  return (await api.getClusterCustomObject({ ...IAM, plural: 'users', name })) as StoredUser;
 }
 
 export async function listSessions(

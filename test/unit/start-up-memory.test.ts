@@ -46,7 +46,7 @@ test('the collection runs once, after readiness holds, and says what it released
   assert.equal(logged[0]!.fields['rssAfterMb'], 200);
 });
 
-test('cancelled before readiness: never collects; no collector: nothing to wait for', async () => {
+test('cancelled before its first poll: never collects; no collector: nothing to wait for', async () => {
   let collections = 0;
   const cancel = releaseStartUpMemory({
     isReady: () => true,
