@@ -23,6 +23,7 @@ import { controlPlaneBinaries } from '../cluster/binaries.ts';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 import { nodeFixture } from '../cluster/node-fixtures.ts';
 import { benchArgs } from './bench-args.ts';
+import { cpuSecondsOf } from './proc-cpu.ts';
 
 export interface LargeClusterSpec {
   nodes: number;
@@ -326,16 +327,6 @@ export async function seedLargeCluster(
     return await seed(cp, client, spec, concurrency, log);
   } finally {
     await client.close();
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSecondsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ)
-  } catch {
-    return NaN;
   }
 }
 

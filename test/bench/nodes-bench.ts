@@ -42,6 +42,7 @@ import {
 import type { LoadResult, LoadSpec } from './load.ts';
 import type { StormResult, StormSpec } from './login-storm.ts';
 import { lowerThreadPoolPriority, threadPoolThreadIds } from '../../src/http/thread-pool-priority.ts';
+import { statCpuMs } from './proc-cpu.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
@@ -611,13 +612,6 @@ function machineBusyMs(): number {
 /** CPU time (user + system) a process has used so far, in ms; 0 without a pid. */
 function cpuMs(pid: number | undefined): number {
   return pid === undefined ? 0 : statCpuMs(`/proc/${pid}/stat`);
-}
-
-/** utime + stime of a /proc stat file (a process's or a thread's), in ms. */
-function statCpuMs(file: string): number {
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const fields = readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 function roundAll<T extends Record<string, unknown>>(o: T): T {

@@ -34,8 +34,6 @@ export interface NodesServerOptions {
   staleIfErrorMs?: number;
   reviewTimeoutMs?: number;
   gzipMinBytes?: number;
-  /** Watch pods for the allocation annotations (default true; false: every node shows zeros). */
-  withPods?: boolean;
   /** Defaults to a silent one (or debug on stderr with NODES_TEST_LOG=1). */
   logger?: Logger;
 }
@@ -77,7 +75,7 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     logger,
     metrics: cacheMetrics,
     platformName,
-    ...(options.withPods === false ? {} : { allocations: pods }),
+    allocations: pods,
     initialBackoffMs: 100,
     maxBackoffMs: 1000,
   });
@@ -116,7 +114,7 @@ export async function startNodesServer(options: NodesServerOptions): Promise<Nod
     readiness,
     logger,
   });
-  if (options.withPods !== false) pods.start();
+  pods.start();
   cache.start();
   return {
     url: running.url,
