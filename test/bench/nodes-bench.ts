@@ -16,6 +16,10 @@
 //   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part, with CPU ms per request
 //                                           of our server and the kube-apiserver; DIR: another checkout
 //                                           (its src/main.ts) run beside ours, rounds interleaved
+//   npm run bench:nodes -- --quick --page [--baseline=DIR]    only the node page (a), with CPU µs per request;
+//                                           with DIR as above. For a small change, pin the processes:
+//                                           BENCH_LOAD_CPUS=0 taskset -c 1 node test/bench/nodes-bench.ts …
+//                                           (the servers on core 1, the load generator on core 0)
 //
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
@@ -56,6 +60,9 @@ const ROUNDS = Number(args.get('rounds') ?? 3);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const SCALE = args.has('scale');
 const PROXY_ONLY = args.has('proxy');
+const PAGE_ONLY = args.has('page');
+// Cores for the load generator (taskset's list), so that it does not share one with the server under test.
+const LOAD_CPUS = process.env['BENCH_LOAD_CPUS'];
 const STORM_ONLY = args.has('storm');
 const BASELINE = args.get('baseline');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
@@ -78,8 +85,10 @@ const median = (values: number[]) => {
 };
 
 /** Runs a TypeScript entry of this folder in its own process; resolves with its stdout. */
-function runChild(entry: string, argv: string[]): Promise<string> {
-  const child = spawn(process.execPath, [path.join(here, entry), ...argv], {
+function runChild(entry: string, argv: string[], cpus?: string): Promise<string> {
+  const command = [process.execPath, path.join(here, entry), ...argv];
+  const pinned = cpus ? ['taskset', '-c', cpus, ...command] : command;
+  const child = spawn(pinned[0]!, pinned.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -110,7 +119,7 @@ const load = async (spec: LoadSpec) => {
     writeFileSync(file, text);
     arg = `@${file}`;
   }
-  const out = await runChild('load.ts', [arg]);
+  const out = await runChild('load.ts', [arg], LOAD_CPUS);
   if (arg.startsWith('@')) rmSync(arg.slice(1), { force: true });
   return JSON.parse(out) as LoadResult;
 };
@@ -185,6 +194,7 @@ async function main() {
     if (SOAK_S > 0) await soak(setup);
     else if (SCALE) await scale(setup);
     else if (PROXY_ONLY) await proxyOnly(setup);
+    else if (PAGE_ONLY) await pageOnly(setup);
     else if (STORM_ONLY) await stormOnly(setup);
     else await benchmark(setup);
   } finally {
@@ -579,6 +589,99 @@ async function proxyOnly(setup: Setup) {
       `CPU ms per request: our server ${fmt(median(cpu.proxy), 2)}` +
         (baseline ? `, baseline server ${fmt(median(cpu.baseline), 2)}` : '') +
         `; kube-apiserver ${fmt(median(cpu.apiserverDirect), 2)} directly, ${fmt(median(cpu.apiserverViaProxy), 2)} through our proxy`,
+    ].join('\n') + '\n',
+  );
+  process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
+}
+
+/**
+ * Only the node page (a), and with --baseline=DIR the same page from DIR's server beside ours, the order
+ * alternating each round: what a change to the request path does, judged by CPU per request (from /proc),
+ * which varies far less between runs than req/s.
+ */
+async function pageOnly(setup: Setup) {
+  const { cp, serverArgs } = setup;
+  const profile = process.env['BENCH_PROFILE'];
+  const servers: Record<string, RealServer> = {
+    ours: await startRealServer({
+      args: serverArgs,
+      dir: cp.dir,
+      name: 'server',
+      ...(profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
+    }),
+  };
+  if (BASELINE)
+    servers['baseline'] = await startRealServer({
+      args: serverArgs,
+      dir: cp.dir,
+      name: 'baseline',
+      main: path.resolve(BASELINE, 'src/main.ts'),
+    });
+  const names = Object.keys(servers);
+  const results: Record<string, { rps: number[]; p99: number[]; cpuUs: number[] }> = {};
+  const specs: Record<string, Omit<LoadSpec, 'durationSeconds'>> = {};
+  for (const name of names) {
+    const { url } = servers[name]!;
+    const token = (await login(url, setup.users[0]!)).access;
+    specs[name] = {
+      url: `${url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`,
+      headers: { Authorization: `Bearer ${token}` },
+      connections: CONNECTIONS,
+    };
+    results[name] = { rps: [], p99: [], cpuUs: [] };
+    await load({ ...specs[name]!, durationSeconds: WARMUP_S });
+  }
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const name of round % 2 ? names : [...names].reverse()) {
+      const pid = servers[name]!.pid;
+      const before = cpuMs(pid);
+      const result = await load({ ...specs[name]!, durationSeconds: DURATION_S });
+      const cpuUs = ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests);
+      if (result.non2xx + result.errors) throw new Error(`${name}: ${result.non2xx + result.errors} failed`);
+      results[name]!.rps.push(result.requestsPerSecond);
+      results[name]!.p99.push(result.p99Ms);
+      results[name]!.cpuUs.push(cpuUs);
+      log(
+        `round ${round} ${name}: ${fmt(result.requestsPerSecond)} req/s, p99 ${result.p99Ms} ms, ` +
+          `server ${fmt(cpuUs, 1)} CPU µs/request`,
+      );
+    }
+  }
+  for (const server of Object.values(servers)) await server.stop();
+  const figure = (name: string) => ({
+    rps: median(results[name]!.rps),
+    p99_ms: median(results[name]!.p99),
+    cpu_us_per_request: median(results[name]!.cpuUs),
+  });
+  const ours = figure('ours');
+  const baseline = BASELINE ? figure('baseline') : undefined;
+  const figures = {
+    nodes: NODES,
+    rounds: ROUNDS,
+    duration_s: DURATION_S,
+    load_cpus: LOAD_CPUS ?? 'any',
+    load_average: os.loadavg()[0],
+    page_rps: ours.rps,
+    page_p99_ms: ours.p99_ms,
+    page_cpu_us_per_request: ours.cpu_us_per_request,
+    ...(baseline
+      ? {
+          baseline_page_rps: baseline.rps,
+          baseline_page_cpu_us_per_request: baseline.cpu_us_per_request,
+          ours_vs_baseline_rps: ours.rps / baseline.rps,
+          ours_vs_baseline_cpu: ours.cpu_us_per_request / baseline.cpu_us_per_request,
+        }
+      : {}),
+  };
+  process.stdout.write(
+    [
+      `page only: ${fmt(NODES)} nodes, ${ROUNDS} rounds (medians), ${DURATION_S} s per run, ${CONNECTIONS} connections` +
+        `${LOAD_CPUS ? `, load generator on CPU ${LOAD_CPUS}` : ''}`,
+      `ours ${fmt(ours.rps)} req/s, p99 ${fmt(ours.p99_ms)} ms, ${fmt(ours.cpu_us_per_request, 1)} CPU µs/request` +
+        (baseline
+          ? `; baseline (${BASELINE}) ${fmt(baseline.rps)} req/s, ${fmt(baseline.cpu_us_per_request, 1)} CPU µs/request; ` +
+            `ours/baseline: req/s ${fmt(ours.rps / baseline.rps, 3)}, CPU per request ${fmt(ours.cpu_us_per_request / baseline.cpu_us_per_request, 3)}`
+          : ''),
     ].join('\n') + '\n',
   );
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
