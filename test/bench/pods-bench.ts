@@ -227,7 +227,7 @@ async function main() {
   const limitMb = benchMemoryLimitMb();
   log(
     `${os.cpus().length} CPUs (${os.cpus()[0]?.model}), node ${process.version}, load average ${loadAverage()}, ` +
-      `server memory limit ${limitMb > 0 ? `${limitMb} MiB` : 'none'}`,
+      `server memory limit ${limitMb > 0 ? `${limitMb} MiB` : 'none'}; servers' logs in ${LOG_DIR}`,
   );
   const cache = { cache: !args.has('no-cache') };
   const withPods = await startLargeCluster({ nodes: NODES, pods: PODS, namespaces: NAMESPACES }, cache);
