@@ -126,6 +126,17 @@ async function cacheMetric(server: RealServer, name: string, kind: string): Prom
   return Number(match?.[1] ?? NaN);
 }
 
+/** Seconds the server has spent in garbage collection so far, by kind (major, minor, incremental, weakcb). */
+async function gcSeconds(server: RealServer): Promise<Record<string, number>> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const seconds: Record<string, number> = {};
+  for (const [, kind, value] of text.matchAll(
+    /^nodejs_gc_duration_seconds_sum\{kind="(\w+)"\} ([0-9.e+-]+)$/gm,
+  ))
+    seconds[kind!] = Number(value);
+  return seconds;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -189,8 +200,14 @@ async function measureRunning(
     load({ url, headers: { Authorization: `Bearer ${token}` }, connections: CONNECTIONS, durationSeconds });
   await run(2);
   const cpuBefore = cpuSecondsOf(server.pid);
+  const gcBefore = await gcSeconds(server);
   const quiet = await run(DURATION_S);
   const quietCpuSeconds = cpuSecondsOf(server.pid) - cpuBefore;
+  const gcAfter = await gcSeconds(server);
+  // Where the quiet run's collections went: a run that costs more CPU per request shows whether GC is why.
+  const quietGc = Object.entries(gcAfter)
+    .map(([kind, after]) => `${kind} ${fmt((after - (gcBefore[kind] ?? 0)) * 1000)} ms`)
+    .join(', ');
   const churner = churn(cluster, CHURN_PER_S);
   const churned = await run(DURATION_S);
   const churnedPods = await churner.stop();
@@ -217,7 +234,7 @@ async function measureRunning(
       `at ready, ${fmt(loaded.rssMb)} MB after the load, peak ${fmt(loaded.peakRssMb)} MB, heap used ` +
       `${fmt(heap.heapUsedMb)} MB of ${fmt(heap.heapTotalMb)}, external ${fmt(heap.externalMb)} MB; ` +
       `${fmt(quiet.requestsPerSecond)} req/s quiet (p99 ${fmt(quiet.p99Ms)} ms, server CPU ` +
-      `${fmt((quietCpuSeconds * 1e6) / quiet.requests, 0)} µs per request), pod lists ${relists}, ` +
+      `${fmt((quietCpuSeconds * 1e6) / quiet.requests, 0)} µs per request; GC ${quietGc}), pod lists ${relists}, ` +
       `${fmt(churned.requestsPerSecond)} req/s with ${churnedPods} pods created+deleted; load average ${loadAverage()}`,
   );
   return sample;
