@@ -10,6 +10,8 @@
 //   node test/bench/pods-bench.ts                      5,000 nodes, 50,000 pods, 3 rounds, 10 s runs
 //   node test/bench/pods-bench.ts --nodes=500 --pods=5000 --namespaces=50 --rounds=1 --duration=3
 //   add --no-cache to seed the clusters afresh (and keep nothing)
+//   node test/bench/pods-bench.ts --starts=14 [--pods=0]   one cluster, 14 fresh servers, a page run each:
+//                                                      CPU per request of each start (a slow start shows)
 //
 // Run by `npm run bench:nodes` after the node list benchmark. Figures on stdout (docs/benchmarks.md).
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -36,6 +38,8 @@ const DURATION_S = Number(args.get('duration') ?? 10);
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const CHURN_PER_S = Number(args.get('churn') ?? 20);
 const USER = 'bench-pods-0';
+// --starts=N: start the server N times against one cluster (the pods' unless --pods=0), one page run each.
+const STARTS = Number(args.get('starts') ?? 0);
 
 const children = childrenKilledOnExit();
 const log = (line: string) => process.stderr.write(`# ${line}\n`);
@@ -240,6 +244,46 @@ async function measureRunning(
   return sample;
 }
 
+/**
+ * The server started `STARTS` times against one cluster, one page run each after a warm-up: whether a fresh
+ * process's cost per request varies from start to start (docs/benchmarks.md: a slow server, one start in six).
+ */
+async function starts(cluster: LargeCluster, signingKey: string) {
+  const target = await prepare(cluster, signingKey);
+  const cpuUs: number[] = [];
+  for (let i = 1; i <= STARTS; i++) {
+    const server = await startRealServer({ args: target.serverArgs, dir: LOG_DIR, name: `start-${i}` });
+    try {
+      await logged(server, 'start-up memory released');
+      const token = (await login(server.url, USER)).access;
+      const url = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`;
+      const run = (durationSeconds: number) =>
+        load({
+          url,
+          headers: { Authorization: `Bearer ${token}` },
+          connections: CONNECTIONS,
+          durationSeconds,
+        });
+      await run(2);
+      const before = cpuSecondsOf(server.pid);
+      const result = await run(DURATION_S);
+      cpuUs.push(((cpuSecondsOf(server.pid) - before) * 1e6) / result.requests);
+      log(
+        `start ${i}: ${fmt(result.requestsPerSecond)} req/s, p99 ${fmt(result.p99Ms)} ms, ` +
+          `server ${fmt(cpuUs.at(-1)!)} CPU µs per request; load average ${loadAverage()}`,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+  const sorted = [...cpuUs].sort((a, b) => a - b);
+  process.stdout.write(
+    `${STARTS} starts against ${fmt(NODES)} nodes and ${fmt(cluster.spec.pods)} pods: CPU µs per request ` +
+      `median ${fmt(median(cpuUs))}, lowest ${fmt(sorted[0]!)}, highest ${fmt(sorted.at(-1)!)}; ` +
+      `starts above 1.3 × the median: ${cpuUs.filter((us) => us > 1.3 * median(cpuUs)).length}\n`,
+  );
+}
+
 async function main() {
   const limitMb = benchMemoryLimitMb();
   log(
@@ -247,6 +291,15 @@ async function main() {
       `server memory limit ${limitMb > 0 ? `${limitMb} MiB` : 'none'}; servers' logs in ${LOG_DIR}`,
   );
   const cache = { cache: !args.has('no-cache') };
+  if (STARTS > 0) {
+    const cluster = await startLargeCluster({ nodes: NODES, pods: PODS, namespaces: NAMESPACES }, cache);
+    try {
+      await starts(cluster, generateTestKeys().es256);
+    } finally {
+      await cluster.stop();
+    }
+    return;
+  }
   const withPods = await startLargeCluster({ nodes: NODES, pods: PODS, namespaces: NAMESPACES }, cache);
   let withoutPods: LargeCluster | undefined;
   try {
