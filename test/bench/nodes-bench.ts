@@ -25,7 +25,7 @@
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
 // records the results.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,7 @@ import type { LoadResult, LoadSpec } from './load.ts';
 import type { StormResult, StormSpec } from './login-storm.ts';
 import { lowerThreadPoolPriority, threadPoolThreadIds } from '../../src/http/thread-pool-priority.ts';
 import { statCpuMs } from './proc-cpu.ts';
+import { runLoad } from './run-load.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
@@ -85,10 +86,8 @@ const median = (values: number[]) => {
 };
 
 /** Runs a TypeScript entry of this folder in its own process; resolves with its stdout. */
-function runChild(entry: string, argv: string[], cpus?: string): Promise<string> {
-  const command = [process.execPath, path.join(here, entry), ...argv];
-  const pinned = cpus ? ['taskset', '-c', cpus, ...command] : command;
-  const child = spawn(pinned[0]!, pinned.slice(1), {
+function runChild(entry: string, argv: string[]): Promise<string> {
+  const child = spawn(process.execPath, [path.join(here, entry), ...argv], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -109,20 +108,7 @@ function startHelper(entry: string, argv: string[]): Promise<string> {
   });
 }
 
-let specFiles = 0;
-const load = async (spec: LoadSpec) => {
-  const text = JSON.stringify(spec);
-  let arg = text;
-  if (text.length > 64 * 1024) {
-    // Too long for one command-line argument.
-    const file = path.join(os.tmpdir(), `bench-load-${process.pid}-${specFiles++}.json`);
-    writeFileSync(file, text);
-    arg = `@${file}`;
-  }
-  const out = await runChild('load.ts', [arg], LOAD_CPUS);
-  if (arg.startsWith('@')) rmSync(arg.slice(1), { force: true });
-  return JSON.parse(out) as LoadResult;
-};
+const load = (spec: LoadSpec) => runLoad(spec, { children, cpus: LOAD_CPUS });
 
 /** A short warm-up run (JIT, pools, caches), then the measured run. */
 async function measure(label: string, spec: Omit<LoadSpec, 'durationSeconds'>): Promise<LoadResult> {
@@ -450,27 +436,31 @@ function schedIdle(pid: number): number {
 }
 
 /**
- * Only the proxy part (p), and with --baseline=DIR the same requests through DIR's server (another
- * checkout, its src/main.ts) started beside ours: rounds interleaved, so a change is judged against the
- * code before it in the same minutes of a shared machine.
+ * Our server (with BENCH_PROFILE=DIR, CPU-profiled into DIR) and, with --baseline=DIR, the server of that
+ * checkout (its src/main.ts) beside it, against the same control plane.
  */
-async function proxyOnly(setup: Setup) {
+async function oursAndBaseline(setup: Setup): Promise<{ ours: RealServer; baseline?: RealServer }> {
   const { cp, serverArgs } = setup;
   const profile = process.env['BENCH_PROFILE'];
-  const server = await startRealServer({
+  const ours = await startRealServer({
     args: serverArgs,
     dir: cp.dir,
     name: 'server',
     ...(profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
   });
-  const baseline = BASELINE
-    ? await startRealServer({
-        args: serverArgs,
-        dir: cp.dir,
-        name: 'baseline',
-        main: path.resolve(BASELINE, 'src/main.ts'),
-      })
-    : undefined;
+  if (!BASELINE) return { ours };
+  const main = path.resolve(BASELINE, 'src/main.ts');
+  return { ours, baseline: await startRealServer({ args: serverArgs, dir: cp.dir, name: 'baseline', main }) };
+}
+
+/**
+ * Only the proxy part (p), and with --baseline=DIR the same requests through DIR's server (another
+ * checkout, its src/main.ts) started beside ours: rounds interleaved, so a change is judged against the
+ * code before it in the same minutes of a shared machine.
+ */
+async function proxyOnly(setup: Setup) {
+  const { cp } = setup;
+  const { ours: server, baseline } = await oursAndBaseline(setup);
   const proxyPath = '/api/v1/nodes?limit=10';
   const token = async (url: string) => ({
     Authorization: `Bearer ${(await login(url, setup.users[0]!)).access}`,
@@ -600,23 +590,11 @@ async function proxyOnly(setup: Setup) {
  * which varies far less between runs than req/s.
  */
 async function pageOnly(setup: Setup) {
-  const { cp, serverArgs } = setup;
-  const profile = process.env['BENCH_PROFILE'];
+  const { ours: server, baseline: baselineServer } = await oursAndBaseline(setup);
   const servers: Record<string, RealServer> = {
-    ours: await startRealServer({
-      args: serverArgs,
-      dir: cp.dir,
-      name: 'server',
-      ...(profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
-    }),
+    ours: server,
+    ...(baselineServer ? { baseline: baselineServer } : {}),
   };
-  if (BASELINE)
-    servers['baseline'] = await startRealServer({
-      args: serverArgs,
-      dir: cp.dir,
-      name: 'baseline',
-      main: path.resolve(BASELINE, 'src/main.ts'),
-    });
   const names = Object.keys(servers);
   const results: Record<string, { rps: number[]; p99: number[]; cpuUs: number[] }> = {};
   const specs: Record<string, Omit<LoadSpec, 'durationSeconds'>> = {};

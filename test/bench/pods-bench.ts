@@ -17,18 +17,16 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { generateTestKeys } from '../support/iam-fixtures.ts';
 import { createBenchUsers, login } from './bench-identities.ts';
 import { adminClient, podFixture, startLargeCluster, type LargeCluster } from './large-cluster.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { runLoad } from './run-load.ts';
 import { benchMemoryLimitMb, startRealServer, type RealServer } from './real-server.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 import { cpuSecondsOf } from './proc-cpu.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const args = benchArgs();
 const NODES = Number(args.get('nodes') ?? 5000);
 const PODS = Number(args.get('pods') ?? 50_000);
@@ -53,16 +51,7 @@ interface Target {
   serverArgs: string[];
 }
 
-async function load(spec: LoadSpec): Promise<LoadResult> {
-  const child = spawn(process.execPath, [path.join(here, 'load.ts'), JSON.stringify(spec)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  await new Promise((resolve) => child.once('exit', resolve));
-  return JSON.parse(out) as LoadResult;
-}
+const load = (spec: LoadSpec) => runLoad(spec, { children });
 
 /** Creates and deletes pods at `perSecond` until stopped; counts what the apiserver accepted. */
 function churn(cluster: LargeCluster, perSecond: number) {
@@ -111,6 +100,14 @@ async function prepare(cluster: LargeCluster, signingKey: string): Promise<Targe
       '--auth.addressRequestsPerMinute=0',
     ],
   };
+}
+
+/** Logs the bench user in; resolves with a function that loads the node page for some seconds. */
+async function pageLoad(server: RealServer): Promise<(durationSeconds: number) => Promise<LoadResult>> {
+  const token = (await login(server.url, USER)).access;
+  const url = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`;
+  return (durationSeconds) =>
+    load({ url, headers: { Authorization: `Bearer ${token}` }, connections: CONNECTIONS, durationSeconds });
 }
 
 /** Waits until the server has logged `message` (its log is JSON lines), with a deadline. */
@@ -198,10 +195,7 @@ async function measureRunning(
   const pods = await cacheMetric(server, 'platform_cache_objects', 'pods');
   const expected = mode === 'with' ? PODS : 0;
   if (pods !== expected) throw new Error(`${mode}: the server holds ${pods} pods, not ${expected}`);
-  const token = (await login(server.url, USER)).access;
-  const url = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`;
-  const run = (durationSeconds: number) =>
-    load({ url, headers: { Authorization: `Bearer ${token}` }, connections: CONNECTIONS, durationSeconds });
+  const run = await pageLoad(server);
   await run(2);
   const cpuBefore = cpuSecondsOf(server.pid);
   const gcBefore = await gcSeconds(server);
@@ -255,15 +249,7 @@ async function starts(cluster: LargeCluster, signingKey: string) {
     const server = await startRealServer({ args: target.serverArgs, dir: LOG_DIR, name: `start-${i}` });
     try {
       await logged(server, 'start-up memory released');
-      const token = (await login(server.url, USER)).access;
-      const url = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`;
-      const run = (durationSeconds: number) =>
-        load({
-          url,
-          headers: { Authorization: `Bearer ${token}` },
-          connections: CONNECTIONS,
-          durationSeconds,
-        });
+      const run = await pageLoad(server);
       await run(2);
       const before = cpuSecondsOf(server.pid);
       const result = await run(DURATION_S);

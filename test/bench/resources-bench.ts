@@ -9,19 +9,16 @@
 //
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object.
 // docs/benchmarks.md records the results.
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
 import { generateTestKeys } from '../support/iam-fixtures.ts';
 import { BENCH_GROUP, createBenchUsers, login } from './bench-identities.ts';
 import { startLargeCluster } from './large-cluster.ts';
-import type { LoadResult, LoadSpec } from './load.ts';
+import type { LoadSpec } from './load.ts';
+import { runLoad } from './run-load.ts';
 import { startRealServer } from './real-server.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const args = benchArgs();
 const NODES = Number(args.get('nodes') ?? 5000);
 const PODS = Number(args.get('pods') ?? 50_000);
@@ -40,15 +37,7 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-function load(spec: LoadSpec): Promise<LoadResult> {
-  const child = spawn(process.execPath, [path.join(here, 'load.ts'), JSON.stringify(spec)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve) => child.once('exit', () => resolve(JSON.parse(out) as LoadResult)));
-}
+const load = (spec: LoadSpec) => runLoad(spec, { children });
 
 const cluster = await startLargeCluster({ nodes: NODES, pods: PODS, namespaces: NAMESPACES });
 const { cp } = cluster;
