@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '../observability/logger.ts';
 import type { Readiness } from '../kernel/readiness.ts';
+import { expressMessageConstructors } from './express-messages.ts';
 import { loadTlsMaterial, reloadTlsOnChange, type TlsFiles } from './tls-files.ts';
 
 export interface RunningServer {
@@ -29,6 +30,7 @@ export async function startServer(app: Express, options: ServerOptions): Promise
     requestTimeout: options.requestTimeoutSeconds * 1000,
     headersTimeout: Math.min(options.requestTimeoutSeconds * 1000, 60_000),
     keepAliveTimeout: 65_000,
+    ...expressMessageConstructors(app),
   };
   let stopReloading = () => {};
   let server: http.Server;
