@@ -10,8 +10,8 @@ import type { Express } from 'express';
  * Why: a prototype change gives the object a new V8 shape. In most processes V8 reuses one shape per
  * kind of request, but in about one process in seven (docs/benchmarks.md, "slow starts") every request
  * got a shape of its own for the process's whole life: every property access on a request or response
- * missed V8's inline caches and a page cost twice the CPU. Without the prototype change that cannot
- * happen, and the common case is cheaper too.
+ * missed V8's inline caches and a page cost twice the CPU. Without the prototype change it has not
+ * happened since (0 of 28 starts, against 4 of 21 before), and the common case is cheaper too.
  */
 export function expressMessageConstructors(app: Express): {
   IncomingMessage: typeof IncomingMessage;
