@@ -240,7 +240,8 @@ async function measureRunning(
 
 /**
  * The server started `STARTS` times against one cluster, one page run each after a warm-up: whether a fresh
- * process's cost per request varies from start to start (docs/benchmarks.md: a slow server, one start in six).
+ * process's cost per request varies from start to start (docs/benchmarks.md, "Slow starts"; add
+ * BENCH_NODE_FLAGS="--log-ic --logfile=/dev/null" to make a start whose inline caches keep missing stand out).
  */
 async function starts(cluster: LargeCluster, signingKey: string) {
   const target = await prepare(cluster, signingKey);
