@@ -13,7 +13,7 @@ import type { RequestVerb } from '../observability/api-request-info.ts';
 import type { Logger } from '../observability/logger.ts';
 import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
 import { impersonate, upstreamOf } from './impersonation.ts';
-import { isKubeApiPath, routeTemplateOf, shapeRequest } from './request-shaping.ts';
+import { isKubeApiPath, routeTemplateOf, shapeRequest, type RequestShape } from './request-shaping.ts';
 import type { StreamRegistry } from './stream-registry.ts';
 import { streamTracking } from './stream-tracking.ts';
 import { streamingProxy } from './streaming.ts';
@@ -38,6 +38,12 @@ export interface KubeProxy {
 }
 
 /**
+ * Answers up to this size are collected and sent in one write. A console page or a single object is far
+ * below it; bigger lists stream as they arrive, so memory held per request stays bounded.
+ */
+const COLLECT_UP_TO_BYTES = 256 * 1024;
+
+/**
  * Proxies the Kubernetes API as the calling user: the request is shaped (request-shaping.ts), goes
  * upstream with the server's own credentials impersonating the caller (impersonation.ts), and the
  * answer streams back (streaming.ts). Kubernetes RBAC decides.
@@ -55,14 +61,15 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
     duration: upstreamRequestDuration(options.registry),
     logger,
     writeError: { response: writeErrorResponse, socket: writeUpgradeError },
+    collectUpToBytes: COLLECT_UP_TO_BYTES,
     ...(tracking ? { plugins: [tracking.plugin] } : {}),
   });
 
   const handler: RequestHandler = (req, res, next) => {
     setRouteTemplate(res, routeTemplateOf(req.path));
-    let verb: RequestVerb;
+    let shape: RequestShape;
     try {
-      ({ verb } = shapeRequest(req));
+      shape = shapeRequest(req);
     } catch (err) {
       if (err instanceof ApiError) {
         res.status(err.statusCode).json(kubeStatusOf(err));
@@ -71,7 +78,7 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
       next(err);
       return;
     }
-    impersonate(req, identityOf(req), upstream).then(() => streaming.forward(req, res, next, verb), next);
+    impersonate(req, identityOf(req), upstream).then(() => streaming.forward(req, res, next, shape), next);
   };
 
   const upgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -1,6 +1,11 @@
 import type http from 'node:http';
 import { ApiError } from '../kernel/api-error.ts';
-import { isWatchQuery, requestVerb, type RequestVerb } from '../observability/api-request-info.ts';
+import {
+  isWatchQuery,
+  parseApiPath,
+  requestVerb,
+  type RequestVerb,
+} from '../observability/api-request-info.ts';
 import { safeKubeSegments, UnsafePathError } from './kube-api-path.ts';
 
 /**
@@ -24,11 +29,21 @@ export function routeTemplateOf(path: string): string {
   return path.startsWith('/apis') ? '/apis/*' : path.startsWith('/openapi') ? '/openapi/*' : '/api/*';
 }
 
+export interface RequestShape {
+  /** For metrics. */
+  verb: RequestVerb;
+  /**
+   * The answer is one object or one list, never a stream: LIST, and GET of an object itself. A watch
+   * and subresources such as log (follow=true) or proxy may stream for as long as they like.
+   */
+  oneObjectOrList: boolean;
+}
+
 /**
- * Checks that a request stays inside the Kubernetes API and names its verb (for metrics). Throws a
- * BadRequest ApiError for a path that could resolve elsewhere upstream.
+ * Checks that a request stays inside the Kubernetes API and names its verb. Throws a BadRequest
+ * ApiError for a path that could resolve elsewhere upstream.
  */
-export function shapeRequest(req: http.IncomingMessage): { verb: RequestVerb } {
+export function shapeRequest(req: http.IncomingMessage): RequestShape {
   const url = new URL(req.url ?? '/', 'http://placeholder');
   const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
   try {
@@ -38,7 +53,9 @@ export function shapeRequest(req: http.IncomingMessage): { verb: RequestVerb } {
       throw new ApiError('BadRequest', `invalid Kubernetes API path: ${err.message}`);
     throw err;
   }
-  return { verb: requestVerb(req.method ?? 'GET', rawPath, isWatchQuery(url.searchParams.get('watch'))) };
+  const verb = requestVerb(req.method ?? 'GET', rawPath, isWatchQuery(url.searchParams.get('watch')));
+  const oneObjectOrList = verb === 'LIST' || (verb === 'GET' && parseApiPath(rawPath)?.subresource === false);
+  return { verb, oneObjectOrList };
 }
 
 /** The error a failed connection to the kube-apiserver stands for. */

@@ -2,12 +2,13 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Histogram } from 'prom-client';
-import type { ApiError } from '../kernel/api-error.ts';
+import { ApiError } from '../kernel/api-error.ts';
 import type { RequestVerb } from '../observability/api-request-info.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
 import type { Upstream } from './impersonation.ts';
-import { upstreamFailure } from './request-shaping.ts';
+import { upstreamFailure, type RequestShape } from './request-shaping.ts';
+import { relayResponse } from './response-relay.ts';
 
 /** Writes an error to the client: on a response, or straight to the socket of an upgrade. */
 export interface ErrorWriter {
@@ -22,6 +23,11 @@ export interface StreamingOptions {
   duration: Histogram<UpstreamLabel>;
   logger: Logger;
   writeError: ErrorWriter;
+  /**
+   * Answers that are one object or one list (request-shaping.ts) and at most this large are collected
+   * and sent in one write (response-relay.ts); larger ones, and streams, are relayed as they arrive.
+   */
+  collectUpToBytes: number;
   /** More http-proxy plugins (stream tracking). */
   plugins?: Plugin[];
 }
@@ -32,46 +38,19 @@ export interface StreamingProxy {
     req: http.IncomingMessage,
     res: http.ServerResponse,
     next: (err?: unknown) => void,
-    verb: RequestVerb,
+    shape: RequestShape,
   ): void;
   forwardUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, verb: RequestVerb): void;
 }
 
 /**
- * One socket write per event-loop turn instead of one per upstream chunk. The kube-apiserver sends a
- * list in 2 kB HTTP chunks that arrive together in one read; piped as they come, a 27 kB page took a
- * dozen writes to the client (headers, each chunk, the terminator), each a system call that wakes the
- * reader. Corked until the turn ends, they leave as one. Streams are not held back: whatever arrived is
- * flushed at the end of the turn it arrived in, and a finished response uncorks itself (res.end()).
- */
-function coalesceWrites(upstream: http.IncomingMessage, res: http.ServerResponse): void {
-  // The socket, not the response: ServerResponse.uncork() sends its buffered chunks one write each.
-  const socket = res.socket;
-  if (!socket) return;
-  let corked = false;
-  const cork = () => {
-    if (corked || res.writableEnded || socket.destroyed) return;
-    corked = true;
-    socket.cork();
-    setImmediate(() => {
-      corked = false;
-      // res.end() has flushed and fully uncorked the socket, which may already serve the next request.
-      if (!res.writableEnded && !socket.destroyed) socket.uncork();
-    });
-  };
-  cork(); // the status line and headers, written with the first chunks
-  upstream.on('data', cork);
-  res.once('close', () => upstream.off('data', cork));
-}
-
-/**
- * Streams responses (watch, follow=true logs) and upgrades (exec, attach, port-forward): a timeout
- * only until the upstream answers, headers flushed at once for bodies without a length, upstream
- * latency measured as source="proxy".
+ * Relays responses (response-relay.ts) and upgrades (exec, attach, port-forward): a timeout only until
+ * the upstream answers, upstream latency measured as source="proxy".
  */
 export function streamingProxy(options: StreamingOptions): StreamingProxy {
   const { logger } = options;
   const started = new WeakMap<http.IncomingMessage, { verb: RequestVerb; at: bigint }>();
+  const collectable = new WeakSet<http.IncomingMessage>();
   const observe = (req: http.IncomingMessage, code: number | 'error') => {
     const state = started.get(req);
     if (!state) return;
@@ -99,15 +78,14 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     });
     proxyServer.on('proxyRes', (proxyRes, req, res) => {
       observe(req, proxyRes.statusCode ?? 0);
-      coalesceWrites(proxyRes, res);
-      // A response without Content-Length streams (watch, follow=true logs). Node holds headers until
-      // the first body byte, so a quiet watch would look hung to the client: send them now, once
-      // http-proxy has copied status and headers (synchronously, right after this event).
-      if (proxyRes.headers['content-length'] === undefined) {
-        process.nextTick(() => {
-          if (!res.writableEnded) res.flushHeaders();
-        });
-      }
+      relayResponse(proxyRes, res, {
+        collectUpTo: collectable.has(req) ? options.collectUpToBytes : 0,
+        onBroken: () =>
+          options.writeError.response(
+            res,
+            new ApiError('BadGateway', 'the kube-apiserver broke off its answer'),
+          ),
+      });
     });
     proxyServer.on('error', (err, req, target) => {
       const failure = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
@@ -128,23 +106,44 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
   };
 
   const proxy = createProxyMiddleware<http.IncomingMessage, http.ServerResponse>({
-    target: options.upstream.target,
+    target: proxyTarget(options.upstream.target),
     changeOrigin: true,
     agent: options.upstream.agent,
     secure: options.upstream.verifyTls,
     xfwd: false,
+    // Status, headers and body are relayed by response-relay.ts.
+    selfHandleResponse: true,
     ejectPlugins: true,
     plugins: [events, ...(options.plugins ?? [])],
   });
 
   return {
-    forward(req, res, next, verb) {
-      started.set(req, { verb, at: process.hrtime.bigint() });
+    forward(req, res, next, shape) {
+      started.set(req, { verb: shape.verb, at: process.hrtime.bigint() });
+      if (shape.oneObjectOrList) collectable.add(req);
       void proxy(req, res, next);
     },
     forwardUpgrade(req, socket, head, verb) {
       started.set(req, { verb, at: process.hrtime.bigint() });
       proxy.upgrade(req, socket as never, head);
     },
+  };
+}
+
+/**
+ * The upstream in the shape http-proxy reads (the legacy url fields), built once: a string target is
+ * parsed again with the legacy `url.parse` for every request.
+ */
+function proxyTarget(target: string) {
+  const url = new URL(target);
+  return {
+    protocol: url.protocol,
+    host: url.host,
+    // The legacy parser gives an IPv6 literal without brackets, which is what a socket connect needs.
+    hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port,
+    pathname: url.pathname,
+    path: url.pathname + url.search,
+    href: url.href,
   };
 }

@@ -10,6 +10,8 @@ export interface ApiPathInfo {
   resource: string;
   /** An object name (or a route parameter standing for one) follows the resource. */
   named: boolean;
+  /** Something follows the name: a subresource such as status, log, exec or proxy. */
+  subresource: boolean;
   /** A legacy watch path: /api/v1/watch/…, /apis/{group}/{version}/watch/…. */
   watchPath: boolean;
 }
@@ -69,6 +71,7 @@ export function parseApiPath(path: string): ApiPathInfo | undefined {
     version: isVariable(version) ? '' : version,
     resource: isVariable(resource) ? '' : resource,
     named: parts.length >= 2,
+    subresource: parts.length >= 3,
     watchPath,
   };
 }

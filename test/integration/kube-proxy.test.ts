@@ -229,6 +229,33 @@ describe('Kubernetes API proxy: kubectl through the platform server', () => {
     assert.match(stdout, /^node\/proxy-0001$/m);
   });
 
+  test('a list comes in one piece with its length, as the kube-apiserver sent it; a watch streams', async () => {
+    const headers = { Authorization: `Bearer ${tokens.viewer}` };
+    const ours = await fetch(`${server.url}/api/v1/nodes`, { headers, dispatcher });
+    const body = await ours.text();
+    assert.equal(ours.status, 200);
+    assert.equal(ours.headers.get('content-length'), String(Buffer.byteLength(body)));
+    assert.ok(ours.headers.get('audit-id'), 'the kube-apiserver’s own headers are relayed');
+    const list = JSON.parse(body) as { kind: string; items: { metadata: { name: string } }[] };
+    assert.equal(list.kind, 'NodeList');
+    assert.ok(list.items.some((n) => n.metadata.name === 'proxy-0001'));
+
+    const watch = await fetch(`${server.url}/api/v1/nodes?watch=1&fieldSelector=metadata.name=proxy-0001`, {
+      headers,
+      dispatcher,
+    });
+    assert.equal(watch.status, 200);
+    assert.equal(watch.headers.get('content-length'), null);
+    const reader = watch.body!.getReader();
+    const first = await reader.read();
+    assert.match(
+      Buffer.from(first.value!).toString(),
+      /"type":"ADDED"/,
+      'the first event arrives while the watch is open',
+    );
+    await reader.cancel();
+  });
+
   test('kubectl get nodes --watch receives a change made meanwhile', async () => {
     const watcher = spawn(
       kubectl,

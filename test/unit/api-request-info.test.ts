@@ -5,30 +5,65 @@ import { isWatchQuery, parseApiPath, requestVerb } from '../../src/observability
 describe('API request info', () => {
   test('group, version and resource of API paths and route templates', () => {
     const cases: [string, ReturnType<typeof parseApiPath>][] = [
-      ['/api/v1/nodes', { group: '', version: 'v1', resource: 'nodes', named: false, watchPath: false }],
+      [
+        '/api/v1/nodes',
+        { group: '', version: 'v1', resource: 'nodes', named: false, subresource: false, watchPath: false },
+      ],
       [
         '/api/v1/nodes/n1/status',
-        { group: '', version: 'v1', resource: 'nodes', named: true, watchPath: false },
+        { group: '', version: 'v1', resource: 'nodes', named: true, subresource: true, watchPath: false },
       ],
       [
         '/apis/apps/v1/namespaces/ns/deployments/d',
-        { group: 'apps', version: 'v1', resource: 'deployments', named: true, watchPath: false },
+        {
+          group: 'apps',
+          version: 'v1',
+          resource: 'deployments',
+          named: true,
+          subresource: false,
+          watchPath: false,
+        },
       ],
       [
         '/api/v1/namespaces',
-        { group: '', version: 'v1', resource: 'namespaces', named: false, watchPath: false },
+        {
+          group: '',
+          version: 'v1',
+          resource: 'namespaces',
+          named: false,
+          subresource: false,
+          watchPath: false,
+        },
       ],
       [
         '/api/v1/namespaces/ns',
-        { group: '', version: 'v1', resource: 'namespaces', named: true, watchPath: false },
+        {
+          group: '',
+          version: 'v1',
+          resource: 'namespaces',
+          named: true,
+          subresource: false,
+          watchPath: false,
+        },
       ],
       [
         '/api/v1/namespaces/ns/status',
-        { group: '', version: 'v1', resource: 'namespaces', named: true, watchPath: false },
+        {
+          group: '',
+          version: 'v1',
+          resource: 'namespaces',
+          named: true,
+          subresource: true,
+          watchPath: false,
+        },
+      ],
+      [
+        '/api/v1/namespaces/ns/pods/p/log',
+        { group: '', version: 'v1', resource: 'pods', named: true, subresource: true, watchPath: false },
       ],
       [
         '/api/v1/watch/namespaces/ns/pods',
-        { group: '', version: 'v1', resource: 'pods', named: false, watchPath: true },
+        { group: '', version: 'v1', resource: 'pods', named: false, subresource: false, watchPath: true },
       ],
       [
         '/kapis/resources.platform.io/v1alpha3/nodes/:name',
@@ -37,6 +72,7 @@ describe('API request info', () => {
           version: 'v1alpha3',
           resource: 'nodes',
           named: true,
+          subresource: false,
           watchPath: false,
         },
       ],
@@ -44,7 +80,7 @@ describe('API request info', () => {
       ['/apis/*path', undefined],
       [
         '/apis/:group/:version/:resource',
-        { group: '', version: '', resource: '', named: false, watchPath: false },
+        { group: '', version: '', resource: '', named: false, subresource: false, watchPath: false },
       ],
       ['/api', undefined],
       ['/apis/apps', undefined],
