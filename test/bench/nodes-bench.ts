@@ -97,13 +97,18 @@ function runChild(entry: string, argv: string[]): Promise<string> {
 }
 
 /** Starts a helper server that prints its URL as its first stdout line. */
-function startHelper(entry: string, argv: string[]): Promise<string> {
+function startHelper(
+  entry: string,
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ url: string; pid: number }> {
   const child = spawn(process.execPath, [path.join(here, entry), ...argv], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout.once('data', (c: Buffer) => resolve(c.toString().trim()));
+    child.stdout.once('data', (c: Buffer) => resolve({ url: c.toString().trim(), pid: child.pid! }));
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
   });
 }
@@ -219,7 +224,8 @@ async function benchmark(setup: Setup) {
   const fullGzipBytes = (await httpGet(nodesUrl, { ...bearer, 'Accept-Encoding': 'gzip' })).body.length;
   const bodyFile = path.join(cp.dir, 'page.json');
   writeFileSync(bodyFile, page.body);
-  const bareUrl = await startHelper('bare-server.ts', [bodyFile]);
+  const { url: bareUrl } = await startHelper('bare-server.ts', [bodyFile]);
+  const bareProxy = await startBareProxy(setup);
   const admin = { Authorization: `Bearer ${cp.admin.token}` };
   const kube = { headers: admin, caPem: cp.caPem };
   const proxyPath = '/api/v1/nodes?limit=10';
@@ -230,6 +236,7 @@ async function benchmark(setup: Setup) {
     b: [] as LoadResult[],
     d: [] as LoadResult[],
     proxy: [] as LoadResult[],
+    bareProxy: [] as LoadResult[],
     direct: [] as LoadResult[],
     directImpersonating: [] as LoadResult[],
     full: [] as LoadResult[],
@@ -266,6 +273,12 @@ async function benchmark(setup: Setup) {
         await measure('(p) ours, proxy /api/v1/nodes?limit=10', {
           url: `${server.url}${proxyPath}`,
           headers: bearer,
+          connections: CONNECTIONS,
+        }),
+      );
+      runs.bareProxy.push(
+        await measure('(q) the smallest Node proxy, same path', {
+          url: `${bareProxy.url}${proxyPath}`,
           connections: CONNECTIONS,
         }),
       );
@@ -327,6 +340,9 @@ async function benchmark(setup: Setup) {
     proxy_ratio: m(runs.proxy) / m(runs.direct),
     direct_impersonating_rps: m(runs.directImpersonating),
     proxy_vs_impersonating_ratio: m(runs.proxy) / m(runs.directImpersonating),
+    bare_proxy_rps: m(runs.bareProxy),
+    bare_proxy_ratio: m(runs.bareProxy) / m(runs.direct),
+    proxy_vs_bare_proxy: m(runs.proxy) / m(runs.bareProxy),
     full_rps: m(runs.full),
     full_gzip_rps: m(runs.fullGzip),
     full_mb: fullBytes / 1e6,
@@ -360,13 +376,14 @@ async function benchmark(setup: Setup) {
     table('(b) kube-apiserver: LIST `limit=10`', runs.b),
     table('(d) bare node:http, prebuilt bytes of (a)', runs.d),
     table('(p) ours: proxy `/api/v1/nodes?limit=10` (impersonating)', runs.proxy),
+    table('(q) the smallest Node proxy: same path, same impersonation', runs.bareProxy),
     table('(p) kube-apiserver directly: same path', runs.direct),
     table('(p) kube-apiserver directly: same path, impersonating the user', runs.directImpersonating),
     table('(c) ours: full list (2 connections)', runs.full),
     table('(c) ours: full list, gzip (2 connections)', runs.fullGzip),
     '',
     `a/b: ${fmt(figures.a_b, 1)}× (goal ≥ 15); a/d: ${fmt(figures.a_d, 2)} (goal ≥ 0.5), with ${tokens.length} tokens ${fmt(figures.a_many_d, 2)}`,
-    `proxy/direct: ${fmt(figures.proxy_ratio, 2)} (goal ≥ 0.85); proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}`,
+    `proxy/direct: ${fmt(figures.proxy_ratio, 2)} (goal ≥ 0.85); proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy/direct: ${fmt(figures.bare_proxy_ratio, 2)}, ours/it ${fmt(figures.proxy_vs_bare_proxy, 2)}`,
     ...stormLines(storm),
     `access log, MB per minute at 1,000 req/s (mix: 90% page reads, 5% probes, 5% 404s): ${Object.entries(
       volume,
@@ -436,6 +453,18 @@ function schedIdle(pid: number): number {
 }
 
 /**
+ * The smallest Node proxy (bare-proxy.ts) in front of the same kube-apiserver, impersonating the same
+ * user: what any Node proxy gets on this machine, the proxy's counterpart of (d).
+ */
+function startBareProxy(setup: Setup): Promise<{ url: string; pid: number }> {
+  const caFile = path.join(setup.cp.dir, 'bare-proxy-ca.pem');
+  writeFileSync(caFile, setup.cp.caPem);
+  return startHelper('bare-proxy.ts', [setup.cp.server, caFile, setup.users[0]!, BENCH_GROUP], {
+    BARE_PROXY_TOKEN: setup.cp.admin.token,
+  });
+}
+
+/**
  * Our server (with BENCH_PROFILE=DIR, CPU-profiled into DIR) and, with --baseline=DIR, the server of that
  * checkout (its src/main.ts) beside it, against the same control plane.
  */
@@ -461,6 +490,7 @@ async function oursAndBaseline(setup: Setup): Promise<{ ours: RealServer; baseli
 async function proxyOnly(setup: Setup) {
   const { cp } = setup;
   const { ours: server, baseline } = await oursAndBaseline(setup);
+  const bareProxy = await startBareProxy(setup);
   const proxyPath = '/api/v1/nodes?limit=10';
   const token = async (url: string) => ({
     Authorization: `Bearer ${(await login(url, setup.users[0]!)).access}`,
@@ -471,6 +501,7 @@ async function proxyOnly(setup: Setup) {
   const runs = {
     proxy: [] as LoadResult[],
     baseline: [] as LoadResult[],
+    bareProxy: [] as LoadResult[],
     direct: [] as LoadResult[],
     directImpersonating: [] as LoadResult[],
   };
@@ -480,6 +511,7 @@ async function proxyOnly(setup: Setup) {
   const cpu = {
     proxy: [] as number[],
     baseline: [] as number[],
+    bareProxy: [] as number[],
     apiserverDirect: [] as number[],
     apiserverViaProxy: [] as number[],
   };
@@ -519,6 +551,13 @@ async function proxyOnly(setup: Setup) {
           { ours: baseline.pid, cpuOurs: cpu.baseline, cpuApiserver: [] },
         ),
       );
+    runs.bareProxy.push(
+      await timed(
+        '(q) the smallest Node proxy',
+        { url: `${bareProxy.url}${proxyPath}`, connections: CONNECTIONS },
+        { ours: bareProxy.pid, cpuOurs: cpu.bareProxy, cpuApiserver: [] },
+      ),
+    );
     runs.direct.push(
       await timed(
         '(p) kube-apiserver directly',
@@ -553,6 +592,9 @@ async function proxyOnly(setup: Setup) {
     proxy_ratio: m(runs.proxy) / m(runs.direct),
     proxy_vs_impersonating_ratio: m(runs.proxy) / m(runs.directImpersonating),
     proxy_cpu_ms_per_request: median(cpu.proxy),
+    bare_proxy_rps: m(runs.bareProxy),
+    bare_proxy_ratio: m(runs.bareProxy) / m(runs.direct),
+    bare_proxy_cpu_ms_per_request: median(cpu.bareProxy),
     apiserver_cpu_ms_per_request_direct: median(cpu.apiserverDirect),
     apiserver_cpu_ms_per_request_via_proxy: median(cpu.apiserverViaProxy),
     ...(baseline
@@ -575,9 +617,10 @@ async function proxyOnly(setup: Setup) {
         `, direct ${fmt(figures.direct_rps)}, direct impersonating ${fmt(figures.direct_impersonating_rps)}`,
       `proxy/direct: ours ${fmt(figures.proxy_ratio, 2)}` +
         (baseline ? `, baseline ${fmt(m(runs.baseline) / m(runs.direct), 2)}` : '') +
-        ` (goal ≥ 0.85); ours/direct impersonating ${fmt(figures.proxy_vs_impersonating_ratio, 2)}`,
+        ` (goal ≥ 0.85); ours/direct impersonating ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy ${fmt(figures.bare_proxy_ratio, 2)}`,
       `CPU ms per request: our server ${fmt(median(cpu.proxy), 2)}` +
         (baseline ? `, baseline server ${fmt(median(cpu.baseline), 2)}` : '') +
+        `, the smallest Node proxy ${fmt(median(cpu.bareProxy), 2)}` +
         `; kube-apiserver ${fmt(median(cpu.apiserverDirect), 2)} directly, ${fmt(median(cpu.apiserverViaProxy), 2)} through our proxy`,
     ].join('\n') + '\n',
   );
