@@ -1,6 +1,7 @@
 import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
 import type https from 'node:https';
 import { Agent, request, type Dispatcher } from 'undici';
+import { groupsToImpersonate } from '../kernel/identity.ts';
 
 /** A kube-apiserver answer that is not 2xx. `statusCode` follows the client library's error shape. */
 export class KubeRequestError extends Error {
@@ -84,7 +85,7 @@ async function kubeResponse(
   if (options.impersonate) {
     if (!options.dispatcher) throw new Error('impersonated requests need an HTTP/1.1 dispatcher');
     headers.push('Impersonate-User', options.impersonate.username);
-    for (const group of options.impersonate.groups) headers.push('Impersonate-Group', group);
+    for (const group of groupsToImpersonate(options.impersonate)) headers.push('Impersonate-Group', group);
   }
   let body: string | undefined;
   if (options.body !== undefined) {

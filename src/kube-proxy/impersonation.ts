@@ -1,7 +1,7 @@
 import https from 'node:https';
 import type http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Identity } from '../kernel/identity.ts';
+import { groupsToImpersonate, type Identity } from '../kernel/identity.ts';
 import { stripClientCredentials } from './header-hygiene.ts';
 
 /** How the proxy reaches the kube-apiserver: its URL, a TLS agent and the server's own credential. */
@@ -80,5 +80,6 @@ export async function impersonate(
   const authorization = await upstream.authorization();
   if (authorization) req.headers['authorization'] = authorization;
   req.headers['impersonate-user'] = identity.username;
-  req.headers['impersonate-group'] = [...identity.groups]; // one header line per group
+  const groups = groupsToImpersonate(identity);
+  if (groups.length > 0) req.headers['impersonate-group'] = groups; // one header line per group
 }

@@ -1,11 +1,11 @@
 import type { BearerOutcome } from './auth-metrics.ts';
-import type { Identity } from '../kernel/identity.ts';
+import { AUTHENTICATED_GROUP, type Identity } from '../kernel/identity.ts';
 import { stateOf } from './iam-resources.ts';
 import type { SessionStore } from './session-store.ts';
 import { TokenError, type TokenService } from './tokens.ts';
 import type { UserStore } from './user-store.ts';
 
-export const AUTHENTICATED_GROUP = 'system:authenticated';
+export { AUTHENTICATED_GROUP };
 
 /** Why a bearer token was refused; `message` is safe to return to the caller. */
 export class BearerError extends Error {
