@@ -1,7 +1,7 @@
 import type { AccessReviewer, ResourceAttributes } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import { AUTHENTICATED_GROUP } from '../tokens/access-token-authenticator.ts';
+import { AUTHENTICATED_GROUP } from '../kernel/identity.ts';
 import type { UserObject } from '../tokens/iam-resources.ts';
 import type { UserDirectory } from '../tokens/user-directory.ts';
 import { derivedTemplates, EVERYTHING, type Scope } from './derived-rules.ts';

@@ -1,11 +1,6 @@
 import type http from 'node:http';
 import { ApiError } from '../kernel/api-error.ts';
-import {
-  isWatchQuery,
-  parseApiPath,
-  requestVerb,
-  type RequestVerb,
-} from '../observability/api-request-info.ts';
+import { isWatchQuery, parseApiPath, verbOf, type RequestVerb } from '../observability/api-request-info.ts';
 import { safeKubeSegments, UnsafePathError } from './kube-api-path.ts';
 
 /**
@@ -53,8 +48,9 @@ export function shapeRequest(req: http.IncomingMessage): RequestShape {
       throw new ApiError('BadRequest', `invalid Kubernetes API path: ${err.message}`);
     throw err;
   }
-  const verb = requestVerb(req.method ?? 'GET', rawPath, isWatchQuery(url.searchParams.get('watch')));
-  const oneObjectOrList = verb === 'LIST' || (verb === 'GET' && parseApiPath(rawPath)?.subresource === false);
+  const info = parseApiPath(rawPath);
+  const verb = verbOf(req.method ?? 'GET', info, isWatchQuery(url.searchParams.get('watch')));
+  const oneObjectOrList = verb === 'LIST' || (verb === 'GET' && info?.subresource === false);
   return { verb, oneObjectOrList };
 }
 

@@ -49,8 +49,7 @@ export interface StreamingProxy {
  */
 export function streamingProxy(options: StreamingOptions): StreamingProxy {
   const { logger } = options;
-  const started = new WeakMap<http.IncomingMessage, { verb: RequestVerb; at: bigint }>();
-  const collectable = new WeakSet<http.IncomingMessage>();
+  const started = new WeakMap<http.IncomingMessage, { verb: RequestVerb; at: bigint; collect: boolean }>();
   const observe = (req: http.IncomingMessage, code: number | 'error') => {
     const state = started.get(req);
     if (!state) return;
@@ -77,9 +76,10 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
       proxyReq.once('response', () => proxyReq.setTimeout(0));
     });
     proxyServer.on('proxyRes', (proxyRes, req, res) => {
+      const collect = started.get(req)?.collect ?? false;
       observe(req, proxyRes.statusCode ?? 0);
       relayResponse(proxyRes, res, {
-        collectUpTo: collectable.has(req) ? options.collectUpToBytes : 0,
+        collectUpTo: collect ? options.collectUpToBytes : 0,
         onBroken: () =>
           options.writeError.response(
             res,
@@ -119,12 +119,11 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
 
   return {
     forward(req, res, next, shape) {
-      started.set(req, { verb: shape.verb, at: process.hrtime.bigint() });
-      if (shape.oneObjectOrList) collectable.add(req);
+      started.set(req, { verb: shape.verb, at: process.hrtime.bigint(), collect: shape.oneObjectOrList });
       void proxy(req, res, next);
     },
     forwardUpgrade(req, socket, head, verb) {
-      started.set(req, { verb, at: process.hrtime.bigint() });
+      started.set(req, { verb, at: process.hrtime.bigint(), collect: false });
       proxy.upgrade(req, socket as never, head);
     },
   };

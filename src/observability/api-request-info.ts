@@ -81,9 +81,13 @@ export function parseApiPath(path: string): ApiPathInfo | undefined {
  * WATCH), else the HTTP method. Always one of a closed set, whatever the client sends.
  */
 export function requestVerb(method: string, path: string, watch: boolean): RequestVerb {
+  return verbOf(method, parseApiPath(path), watch);
+}
+
+/** requestVerb() for a path already parsed by parseApiPath(). */
+export function verbOf(method: string, info: ApiPathInfo | undefined, watch: boolean): RequestVerb {
   const m = method.toUpperCase();
   if (!PLAIN_METHODS.has(m)) return 'OTHER';
-  const info = parseApiPath(path);
   if (!info) return m as RequestVerb;
   if (m === 'GET') {
     if (watch || info.watchPath) return 'WATCH';

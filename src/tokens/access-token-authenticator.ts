@@ -5,8 +5,6 @@ import type { SessionStore } from './session-store.ts';
 import { TokenError, type TokenService } from './tokens.ts';
 import type { UserStore } from './user-store.ts';
 
-export { AUTHENTICATED_GROUP };
-
 /** Why a bearer token was refused; `message` is safe to return to the caller. */
 export class BearerError extends Error {
   readonly outcome: Exclude<BearerOutcome, 'success'>;
