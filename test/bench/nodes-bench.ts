@@ -45,6 +45,7 @@ import {
 } from './bench-identities.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import type { StormResult, StormSpec } from './login-storm.ts';
+import type { ProbeFigures, ProbeResult, ProbeSpec } from './paced-probe.ts';
 import { lowerThreadPoolPriority, threadPoolThreadIds } from '../../src/http/thread-pool-priority.ts';
 import { statCpuMs } from './proc-cpu.ts';
 import { runLoad } from './run-load.ts';
@@ -168,6 +169,8 @@ async function setUp(cp: ControlPlane): Promise<Setup> {
     `--auth.signingKeyFile=${keys.es256}`,
     '--auth.addressRequestsPerMinute=0',
     '--auth.lockout.maxFailures=100',
+    // To try a setting before it becomes the default, e.g. BENCH_SERVER_ARGS=--http.threadPoolNice=19.
+    ...(process.env['BENCH_SERVER_ARGS'] ?? '').split(' ').filter(Boolean),
   ];
   return { cp, kc, serverArgs, users, stormUser: stormUser!, seedSeconds };
 }
@@ -314,7 +317,7 @@ async function benchmark(setup: Setup) {
   const afterLoad = server.memory();
   const heapAfterLoad = await server.heap();
 
-  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids);
+  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids, setup.cp.dir);
   const volume = await logVolumes(setup, one);
   const stopped = server.memory();
   await server.stop();
@@ -399,11 +402,17 @@ async function benchmark(setup: Setup) {
 
 /** Only the login storm (`--storm`): its figures, where the cores went, and one JSON line. */
 async function stormOnly(setup: Setup) {
-  const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: 'storm' });
+  const profile = process.env['BENCH_PROFILE'];
+  const server = await startRealServer({
+    args: setup.serverArgs,
+    dir: setup.cp.dir,
+    name: 'storm',
+    ...(profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}),
+  });
   if (process.env['BENCH_POOL_SCHED'] === 'idle')
     log(`pool threads moved to SCHED_IDLE: ${schedIdle(server.pid)}`);
   const one = (await login(server.url, setup.users[0]!)).access;
-  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids);
+  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids, setup.cp.dir);
   await server.stop();
   const policy = process.env['BENCH_POOL_SCHED'] ?? 'nice';
   process.stdout.write(
@@ -425,6 +434,9 @@ function stormFigures(storm: Storm) {
     login_healthz_baseline_p99_ms: storm.healthzBaselineP99Ms,
     login_page_p99_ms: storm.pageP99Ms,
     login_page_baseline_p99_ms: storm.pageBaselineP99Ms,
+    login_bare_p99_ratio: storm.bareP99Ratio,
+    login_bare_p99_ms: storm.bareP99Ms,
+    login_bare_baseline_p99_ms: storm.bareBaselineP99Ms,
     logins_per_s: storm.loginsPerSecond,
     login_compare_ms: storm.compareMs.normal,
     login_compare_niced_ms: storm.compareMs.niced,
@@ -440,7 +452,7 @@ function stormFigures(storm: Storm) {
 /** The login storm's lines of the printed summary. */
 function stormLines(storm: Storm): string[] {
   return [
-    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${storm.healthzBaselineP99Ms} → ${storm.healthzP99Ms} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${storm.pageBaselineP99Ms} → ${storm.pageP99Ms} ms (${fmt(storm.pageP99Ratio, 2)}×) (goal ≤ 2×); ${fmt(storm.loginsPerSecond, 1)} logins/s vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)} (goal ≥ 0.9), vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
+    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${fmt(storm.healthzBaselineP99Ms, 2)} → ${fmt(storm.healthzP99Ms, 2)} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${fmt(storm.pageBaselineP99Ms, 2)} → ${fmt(storm.pageP99Ms, 2)} ms (${fmt(storm.pageP99Ratio, 2)}×) (goal ≤ 2×; the same bytes from a bare node:http server, the control: ${fmt(storm.bareBaselineP99Ms, 2)} → ${fmt(storm.bareP99Ms, 2)} ms, ${fmt(storm.bareP99Ratio, 2)}×); ${fmt(storm.loginsPerSecond, 1)} logins/s vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)} (goal ≥ 0.9), vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
     `login storm, cores used (medians): the server's pool ${fmt(storm.cores.pool, 2)}, the rest of the server ${fmt(storm.cores.serverOther, 2)}, kube-apiserver ${fmt(storm.cores.apiserver, 2)}, etcd ${fmt(storm.cores.etcd, 2)}, everything else ${fmt(storm.cores.rest, 2)}, idle ${fmt(storm.cores.idle, 2)}; logins/s vs the pool's CPU ÷ one compare: ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
   ];
 }
@@ -768,15 +780,23 @@ async function oneCompareMs(): Promise<{ normal: number; niced: number }> {
 
 /**
  * /healthz and the page, paced (100 and 200 req/s), without and then with 20 clients logging in as fast
- * as they are answered; rounds interleaved, medians.
+ * as they are answered; rounds interleaved, medians. The same page's bytes from a bare node:http server,
+ * probed at the same pace in the same runs, are the control: what any server's answers get on this
+ * machine while the storm takes its cores.
  */
 async function loginStorm(
   server: RealServer,
   username: string,
   token: string,
   [etcdPid, apiserverPid]: number[],
+  dir: string,
 ) {
   const compareMs = await oneCompareMs();
+  const pageUrl = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`;
+  const bearer = { Authorization: `Bearer ${token}` };
+  const bodyFile = path.join(dir, 'storm-page.json');
+  writeFileSync(bodyFile, (await httpGet(pageUrl, bearer)).body);
+  const bare = await startHelper('bare-server.ts', [bodyFile]);
   // Where the cores go during a storm, in cores (CPU seconds per second): the server's pool threads
   // (the comparisons), the rest of the server, the kube-apiserver, etcd, and everything else on the machine
   // (the load generators among it). The pool's share bounds logins/s; the others say what took the rest.
@@ -789,20 +809,28 @@ async function loginStorm(
     machine: machineBusyMs(),
   });
   const cores: Record<'pool' | 'serverOther' | 'apiserver' | 'etcd' | 'rest' | 'idle', number>[] = [];
-  const probes = (seconds: number) =>
-    Promise.all([
-      load({ url: `${server.url}/healthz`, connections: 2, overallRate: 100, durationSeconds: seconds }),
-      load({
-        url: `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`,
-        headers: { Authorization: `Bearer ${token}` },
-        connections: 4,
-        overallRate: 200,
-        durationSeconds: seconds,
-      }),
-    ]);
+  // Paced evenly and timed in microseconds (paced-probe.ts), in one process of their own.
+  const probeSpec = (seconds: number): ProbeSpec => ({
+    durationSeconds: seconds,
+    targets: [
+      { name: 'healthz', url: `${server.url}/healthz`, rate: 100 },
+      { name: 'page', url: pageUrl, headers: bearer, rate: 200 },
+      { name: 'bare', url: bare.url, rate: 200 },
+    ],
+  });
+  type Probed = Record<'healthz' | 'page' | 'bare', ProbeFigures>;
+  const probes = async (seconds: number): Promise<Probed> => {
+    const out = JSON.parse(
+      await runChild('paced-probe.ts', [JSON.stringify(probeSpec(seconds))]),
+    ) as ProbeResult;
+    const probed = { healthz: out['healthz']!, page: out['page']!, bare: out['bare']! };
+    const failed = Object.values(probed).reduce((sum, p) => sum + p.failed, 0);
+    if (failed > 0) throw new Error(`login storm: ${failed} probe requests failed`);
+    return probed;
+  };
   const seconds = Math.max(5, DURATION_S);
-  const baseline: LoadResult[][] = [];
-  const during: LoadResult[][] = [];
+  const baseline: Probed[] = [];
+  const during: Probed[] = [];
   const storms: StormResult[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     baseline.push(await probes(seconds));
@@ -831,7 +859,7 @@ async function loginStorm(
     storms.push(storm);
     during.push(probed);
     log(
-      `storm round ${round}: /healthz p99 ${baseline.at(-1)![0]!.p99Ms} → ${probed[0]!.p99Ms} ms, page p99 ${baseline.at(-1)![1]!.p99Ms} → ${probed[1]!.p99Ms} ms, ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); ` +
+      `storm round ${round}: p99 ${(['healthz', 'page', 'bare'] as const).map((k) => `${k} ${fmt(baseline.at(-1)![k].p99Ms, 2)} → ${fmt(probed[k].p99Ms, 2)} ms`).join(', ')} (the probe's own send delay p99 ${fmt(probed.page.sendLateP99Ms, 2)} ms), ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); ` +
         `cores: ${Object.entries(cores.at(-1)!)
           .map(([k, v]) => `${k} ${fmt(v, 2)}`)
           .join(', ')}`,
@@ -840,10 +868,13 @@ async function loginStorm(
   const medianCores = Object.fromEntries(
     Object.keys(cores[0]!).map((k) => [k, median(cores.map((c) => c[k as keyof (typeof cores)[0]]))]),
   ) as (typeof cores)[0];
-  const healthzBaselineP99Ms = median(baseline.map((b) => b[0]!.p99Ms));
-  const pageBaselineP99Ms = median(baseline.map((b) => b[1]!.p99Ms));
-  const healthzP99Ms = median(during.map((d) => d[0]!.p99Ms));
-  const pageP99Ms = median(during.map((d) => d[1]!.p99Ms));
+  const healthzBaselineP99Ms = median(baseline.map((b) => b.healthz.p99Ms));
+  const pageBaselineP99Ms = median(baseline.map((b) => b.page.p99Ms));
+  const bareBaselineP99Ms = median(baseline.map((b) => b.bare.p99Ms));
+  const healthzP99Ms = median(during.map((d) => d.healthz.p99Ms));
+  const pageP99Ms = median(during.map((d) => d.page.p99Ms));
+  const bareP99Ms = median(during.map((d) => d.bare.p99Ms));
+  process.kill(bare.pid, 'SIGTERM');
   const loginsPerSecond = median(storms.map((s) => s.succeeded / s.seconds));
   return {
     compareMs,
@@ -851,9 +882,11 @@ async function loginStorm(
     pageBaselineP99Ms,
     healthzP99Ms,
     pageP99Ms,
-    // A p99 of 0 ms (autocannon's resolution is 1 ms) counts as 1 ms.
-    healthzP99Ratio: Math.max(1, healthzP99Ms) / Math.max(1, healthzBaselineP99Ms),
-    pageP99Ratio: Math.max(1, pageP99Ms) / Math.max(1, pageBaselineP99Ms),
+    healthzP99Ratio: healthzP99Ms / healthzBaselineP99Ms,
+    pageP99Ratio: pageP99Ms / pageBaselineP99Ms,
+    bareBaselineP99Ms,
+    bareP99Ms,
+    bareP99Ratio: bareP99Ms / bareBaselineP99Ms,
     loginsPerSecond,
     loginsRatio: loginsPerSecond / (CORES / (compareMs.normal / 1000)),
     loginsRatioNiced: loginsPerSecond / (CORES / (compareMs.niced / 1000)),
