@@ -5,11 +5,15 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
+import { KubeRequestError, kubeRequest } from '../cluster/kube-request.ts';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IamGroup } from './iam-resources.ts';
 
 export type IamPlural = 'users' | 'sessions' | 'loginthrottles' | 'loginrecords';
+
+/** A bound on a merge patch's round trip (the generated client's calls have none of their own). */
+const PATCH_TIMEOUT_MS = 10_000;
 
 /** Another writer changed the object since we read it (HTTP 409 on a resourceVersion precondition). */
 export class ConflictError extends Error {}
@@ -59,6 +63,25 @@ export class IamApi {
     }
   }
 
+  /**
+   * Merges `patch` into the object (an RFC 7386 merge patch) with no resourceVersion precondition, so it never
+   * conflicts: only for fields where the last writer may win, and which no compare-and-swap decision reads.
+   */
+  async mergePatch<T extends KubernetesObject>(
+    plural: IamPlural,
+    name: string,
+    patch: Record<string, unknown>,
+    subresource?: 'status',
+  ): Promise<T> {
+    const path = `/apis/${this.iam.group}/${this.iam.version}/${plural}/${encodeURIComponent(name)}`;
+    return kubeRequest<T>(this.#kc, subresource ? `${path}/${subresource}` : path, {
+      method: 'PATCH',
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      timeoutMs: PATCH_TIMEOUT_MS,
+    });
+  }
+
   /** The objects carrying the label selector's labels (a linearizable list). */
   async list<T extends KubernetesObject>(plural: IamPlural, labelSelector: string): Promise<T[]> {
     const list = (await this.#api.listClusterCustomObject({ ...this.#ref(plural), labelSelector })) as {
@@ -94,5 +117,6 @@ export class IamApi {
 }
 
 export function codeOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
+  if (err instanceof ApiException) return err.code;
+  return err instanceof KubeRequestError ? err.statusCode : undefined;
 }

@@ -45,6 +45,19 @@ const ALICE = {
 };
 const BOB = { name: 'flow-bob', password: 'bob-Pa55word!', groups: ['viewers'] };
 const CAROL = { name: 'flow-carol', password: 'carol-Pa55word!', groups: [] as string[] };
+const ERIN = { name: 'flow-erin', password: 'erin-Pa55word!', groups: [] as string[] };
+
+/** The sum of a metric's samples whose labels include `labels`, from a Prometheus exposition. */
+function sampleSum(exposition: string, name: string, labels: Record<string, string>): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
+    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`)))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
 
 describe('OAuth flow with a standard client library', () => {
   let kc: KubeConfig;
@@ -66,10 +79,11 @@ describe('OAuth flow with a standard client library', () => {
     const cp = await testControlPlane();
     kc = adminKubeConfig(cp.kubeconfigPath);
     await installIamCrds(kc);
-    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name]);
+    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name, ERIN.name]);
     await createUser(kc, ALICE);
     await createUser(kc, BOB);
     await createUser(kc, CAROL);
+    await createUser(kc, ERIN);
     keys = generateTestKeys();
     server = await startReadyServer([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
@@ -83,7 +97,7 @@ describe('OAuth flow with a standard client library', () => {
 
   after(async () => {
     await server?.stop();
-    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name]);
+    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name, ERIN.name]);
     keys?.cleanup();
   });
 
@@ -137,6 +151,58 @@ describe('OAuth flow with a standard client library', () => {
       assert.equal(err.output?.statusCode, 400);
       return true;
     });
+  });
+
+  test('later logins write only lastLoginTime, as merge patches that concurrent logins cannot conflict on', async () => {
+    const statusOf = async () => (await getUser(kc, ERIN.name)).status ?? {};
+    assert.equal((await passwordLogin(server.url, ERIN.name, ERIN.password)).status, 200);
+    // The first login makes the state visible (a compare-and-swap of the whole status).
+    const first = await waitFor('the first login on the user', async () => {
+      const status = await statusOf();
+      return status['state'] === 'Active' && status['lastLoginTime'] ? status : undefined;
+    });
+    // A field written by someone else meanwhile: the later logins' writes must leave it.
+    const api = kc.makeApiClient(CustomObjectsApi);
+    const user = (await api.getClusterCustomObject({
+      group: 'iam.platform.io',
+      version: 'v1alpha2',
+      plural: 'users',
+      name: ERIN.name,
+    })) as { status?: Record<string, unknown> };
+    await api.replaceClusterCustomObjectStatus({
+      group: 'iam.platform.io',
+      version: 'v1alpha2',
+      plural: 'users',
+      name: ERIN.name,
+      body: { ...user, status: { ...user.status, reason: 'reviewed by an administrator' } },
+    });
+    const patches = async () =>
+      sampleSum(
+        await (await fetch(`${server.url}/metrics`)).text(),
+        'platform_upstream_request_duration_seconds_count',
+        {
+          source: 'client',
+          verb: 'PATCH',
+          code: '200',
+        },
+      );
+    const patchesBefore = await patches();
+
+    const logins = await Promise.all(
+      Array.from({ length: 5 }, () => passwordLogin(server.url, ERIN.name, ERIN.password)),
+    );
+    assert.deepEqual(
+      logins.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+    );
+    // Written after each answer, not awaited by it: one merge patch per login.
+    await waitFor('a merge patch of the status per login', async () =>
+      (await patches()) >= patchesBefore + 5 ? true : undefined,
+    );
+    const after = await statusOf();
+    assert.ok(String(after['lastLoginTime']) > String(first['lastLoginTime']), 'lastLoginTime moved forward');
+    assert.equal(after['state'], 'Active');
+    assert.equal(after['reason'], 'reviewed by an administrator');
   });
 
   test('password grant with client_secret_post and login by e-mail', async () => {

@@ -193,4 +193,23 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
     const forbidden = await get('', other.body['access_token'] as string);
     assert.equal(forbidden.status, 403);
   });
+
+  test('a later login moves lastLoginTime forward, written with the object (no status subresource)', async () => {
+    const login = async () =>
+      assert.equal(
+        (await passwordLogin(server.url, OTHER, PASSWORD, { id: PLATFORM, secret: PLATFORM })).status,
+        200,
+      );
+    const activeSince = (after: string) =>
+      waitFor(`lastLoginTime after ${after}`, async () => {
+        const status = (await userOf(OTHER)).status;
+        const time = status?.['lastLoginTime'];
+        return status?.['state'] === 'Active' && time && time > after ? time : undefined;
+      });
+    await login();
+    const first = await activeSince('');
+    // The state is Active now, so this login writes only the time, as a merge patch of the User.
+    await login();
+    await activeSince(first);
+  });
 });
