@@ -24,7 +24,9 @@ export const EMPTY_LEDGER: AttemptLedger = Object.freeze({ failures: [], pending
 export const RESERVATION_LEASE_MS = 30_000;
 
 export type Admission =
-  { admitted: true; ledger: AttemptLedger } | { admitted: false; retryAfterSeconds: number };
+  | { admitted: true; ledger: AttemptLedger }
+  /** `checksRunning`: refused because admitted checks are still running, not because of failures. */
+  | { admitted: false; retryAfterSeconds: number; checksRunning?: true };
 
 export type Settlement = 'failure' | 'success' | 'released';
 
@@ -68,7 +70,14 @@ export function admit(
   }
   const counted = [...current.failures, ...Object.values(current.pending)].sort((a, b) => a - b);
   if (counted.length >= policy.maxFailures) {
-    // Room frees when the oldest counted attempt leaves the window (or a running check succeeds).
+    if (Object.keys(current.pending).length > 0) {
+      // Running checks fill the room, and each settles within a second or so: a success frees room, and
+      // failures that reach the limit lock. Waiting a whole window would be wrong for one account's
+      // concurrent logins with the right password. (A failure is settled before it is answered, so a
+      // guess sent after the answer to the last allowed failure meets the lock, not this.)
+      return { admitted: false, retryAfterSeconds: 1, checksRunning: true };
+    }
+    // Room frees when the oldest counted failure leaves the window.
     return {
       admitted: false,
       retryAfterSeconds: secondsUntil(counted[0]! + policy.windowSeconds * 1000, nowMs),

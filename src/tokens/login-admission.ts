@@ -30,7 +30,7 @@ export class LedgerContendedError extends Error {}
 
 export type Reservation =
   | { admitted: true; settle: (outcome: Settlement) => Promise<{ lockedNow: boolean }> }
-  | { admitted: false; retryAfterSeconds: number };
+  | { admitted: false; retryAfterSeconds: number; checksRunning?: true };
 
 /**
  * Admission control for password checks: at most `maxFailures` checks per login name per window, across
@@ -60,7 +60,7 @@ export class LoginAdmission {
         return admission.admitted ? { ledger: admission.ledger, result: admission } : { result: admission };
       }),
     );
-    if (!verdict.admitted) return { admitted: false, retryAfterSeconds: verdict.retryAfterSeconds };
+    if (!verdict.admitted) return verdict;
     return {
       admitted: true,
       settle: (outcome) =>

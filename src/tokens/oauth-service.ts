@@ -123,6 +123,15 @@ export class OAuthService {
         { retryAfterSeconds: 1 },
       );
     }
+    if (!reservation.admitted && reservation.checksRunning) {
+      log('busy', 'password checks of this name already running', user);
+      throw oauthError(
+        'Unavailable',
+        'temporarily_unavailable',
+        `too many logins of this account are being checked; retry after ${reservation.retryAfterSeconds} s`,
+        { retryAfterSeconds: reservation.retryAfterSeconds },
+      );
+    }
     if (!reservation.admitted) {
       log('locked', 'account locked after too many failed logins', user);
       throw oauthError(
@@ -140,25 +149,26 @@ export class OAuthService {
       matches = await this.#passwords.verify(attempt.password, user?.spec?.password);
     } catch (err) {
       // The password was never compared (e.g. the verification gate is full): nothing to count.
-      settle('released');
+      void settle('released');
       throw err;
     } finally {
       stopTimer();
     }
     if (!user || !matches) {
-      // Settled without waiting: the reservation already counts, so the next guess on any replica sees it.
-      settle('failure');
+      // Settled before the answer: a guess sent after it meets the failure (or the lock it set), on any
+      // replica, not a check still running. If the ledger cannot be written, the reservation still counts.
+      await settle('failure');
       log('failure', user ? 'wrong password' : 'unknown user', user);
       // As the original: records only for existing users.
       if (user) this.#record(user, attempt, false, 'incorrect password');
       throw oauthError('BadRequest', 'invalid_grant', BAD_CREDENTIALS);
     }
     if (stateOf(user) === 'Disabled') {
-      settle('released');
+      void settle('released');
       log('failure', 'account disabled', user);
       throw oauthError('BadRequest', 'invalid_grant', 'account is disabled');
     }
-    settle('success');
+    void settle('success');
 
     const response = await this.#openSession(user, attempt);
     log('success', 'authenticated', user);
@@ -168,16 +178,17 @@ export class OAuthService {
   }
 
   /**
-   * Settles a reservation in the background, with the ledger's bounded retries. If it still fails the
-   * reservation stays and counts as a failure when its lease ends: a failure is never dropped.
+   * Settles a reservation, with the ledger's bounded retries; never rejects, so a caller may leave it to run
+   * in the background. If it still fails, the reservation stays and counts as a failure when its lease
+   * ends: a failure is never dropped.
    */
   #settle(
     settle: (outcome: Settlement) => Promise<{ lockedNow: boolean }>,
     outcome: Settlement,
     user: UserObject | undefined,
     attempt: LoginAttempt,
-  ): void {
-    settle(outcome).then(
+  ): Promise<void> {
+    return settle(outcome).then(
       ({ lockedNow }) => {
         if (!lockedNow) return;
         this.#metrics.lockouts.inc();
