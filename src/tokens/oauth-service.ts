@@ -3,13 +3,22 @@ import type { AuthMetrics } from './auth-metrics.ts';
 import type { Settlement } from './attempt-ledger.ts';
 import type { LoginRecordWriter } from './login-records.ts';
 import { stateOf, type UserObject } from './iam-resources.ts';
-import { LedgerContendedError, type LedgerStore, type LoginAdmission } from './login-admission.ts';
+import {
+  LedgerContendedError,
+  type LedgerStore,
+  type LoginAdmission,
+  type Reservation,
+} from './login-admission.ts';
 import { lockoutOf, type LockoutPolicy } from './lockout.ts';
 import { oauthError } from './oauth-request.ts';
 import type { PasswordCheck } from './password-gate.ts';
 import { newSessionId, type SessionStore } from './session-store.ts';
 import { TokenError, type TokenClaims, type TokenService, type TokenType } from './tokens.ts';
 import type { UserStore } from './user-store.ts';
+
+type AdmittedReservation = Extract<Reservation, { admitted: true }>;
+/** The login's log line: outcome, reason and the user, with the attempt's client and source address. */
+type LoginLog = (outcome: string, reason: string, user?: UserObject, extra?: Record<string, unknown>) => void;
 
 /** RFC 6749 §5.1 success body. */
 export interface TokenResponse {
@@ -80,7 +89,7 @@ export class OAuthService {
   }
 
   async passwordGrant(attempt: LoginAttempt): Promise<TokenResponse> {
-    const log = (outcome: string, reason: string, user?: UserObject, extra: Record<string, unknown> = {}) =>
+    const log: LoginLog = (outcome, reason, user, extra = {}) =>
       this.#logger[outcome === 'success' ? 'info' : 'warn']('login', {
         outcome,
         reason,
@@ -92,9 +101,61 @@ export class OAuthService {
       });
 
     const user = await this.#users.findForLogin(attempt.login);
-    // A storm beyond the verification queue is refused before anything is written for it (the gate
-    // checks again when the comparison starts: logins admitted meanwhile may have filled it).
-    this.#passwords.refuseIfFull?.();
+    // The login takes its place in the verification queue first: a storm beyond the queue is refused at
+    // once, before anything is written for it.
+    const leaveGate = this.#passwords.enter?.() ?? (() => {});
+    let reservation: AdmittedReservation;
+    try {
+      reservation = await this.#reserve(user, attempt, log);
+    } finally {
+      // Given back in the same turn as `verify` below takes a slot or a queue place (or on a refusal).
+      leaveGate();
+    }
+    const settle = (outcome: Settlement) => this.#settle(reservation.settle, outcome, user, attempt);
+
+    let matches: boolean;
+    const stopTimer = this.#metrics.passwordVerifySeconds.startTimer();
+    try {
+      matches = await this.#passwords.verify(attempt.password, user?.spec?.password);
+    } catch (err) {
+      // The password was never compared (the verifier failed): nothing to count.
+      void settle('released');
+      throw err;
+    } finally {
+      stopTimer();
+    }
+    if (!user || !matches) {
+      // Settled before the answer: a guess sent after it meets the failure (or the lock it set), on any
+      // replica, not a check still running. If the ledger cannot be written, the reservation still counts.
+      await settle('failure');
+      log('failure', user ? 'wrong password' : 'unknown user', user);
+      // As the original: records only for existing users.
+      if (user) this.#record(user, attempt, false, 'incorrect password');
+      throw oauthError('BadRequest', 'invalid_grant', BAD_CREDENTIALS);
+    }
+    if (stateOf(user) === 'Disabled') {
+      void settle('released');
+      log('failure', 'account disabled', user);
+      throw oauthError('BadRequest', 'invalid_grant', 'account is disabled');
+    }
+    void settle('success');
+
+    const response = await this.#openSession(user, attempt);
+    log('success', 'authenticated', user);
+    this.#record(user, attempt, true, 'authenticated successfully');
+    this.#users.recordSuccess(user).catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
+    return response;
+  }
+
+  /**
+   * Reserves a password check in the shared ledger (the User's, or the unknown names' shard), to be settled
+   * after it; throws the refusal when none may run.
+   */
+  async #reserve(
+    user: UserObject | undefined,
+    attempt: LoginAttempt,
+    log: LoginLog,
+  ): Promise<AdmittedReservation> {
     // Admission before the password is looked at: a check is reserved in the shared ledger (the User's,
     // or the unknown names' shard) and settled after. Known and unknown names take the same path, so
     // neither the answers nor their timing tell which names exist.
@@ -141,40 +202,7 @@ export class OAuthService {
         { retryAfterSeconds: reservation.retryAfterSeconds },
       );
     }
-    const settle = (outcome: Settlement) => this.#settle(reservation.settle, outcome, user, attempt);
-
-    let matches: boolean;
-    const stopTimer = this.#metrics.passwordVerifySeconds.startTimer();
-    try {
-      matches = await this.#passwords.verify(attempt.password, user?.spec?.password);
-    } catch (err) {
-      // The password was never compared (e.g. the verification gate is full): nothing to count.
-      void settle('released');
-      throw err;
-    } finally {
-      stopTimer();
-    }
-    if (!user || !matches) {
-      // Settled before the answer: a guess sent after it meets the failure (or the lock it set), on any
-      // replica, not a check still running. If the ledger cannot be written, the reservation still counts.
-      await settle('failure');
-      log('failure', user ? 'wrong password' : 'unknown user', user);
-      // As the original: records only for existing users.
-      if (user) this.#record(user, attempt, false, 'incorrect password');
-      throw oauthError('BadRequest', 'invalid_grant', BAD_CREDENTIALS);
-    }
-    if (stateOf(user) === 'Disabled') {
-      void settle('released');
-      log('failure', 'account disabled', user);
-      throw oauthError('BadRequest', 'invalid_grant', 'account is disabled');
-    }
-    void settle('success');
-
-    const response = await this.#openSession(user, attempt);
-    log('success', 'authenticated', user);
-    this.#record(user, attempt, true, 'authenticated successfully');
-    this.#users.recordSuccess(user).catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
-    return response;
+    return reservation;
   }
 
   /**

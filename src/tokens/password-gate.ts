@@ -8,10 +8,13 @@ import { oauthError } from './oauth-request.ts';
 export interface PasswordCheck {
   verify(password: string, storedHash: string | undefined): Promise<boolean>;
   /**
-   * Throws the refusal `verify` would throw if asked now, so that a login bound to be refused does no
-   * work first (its reservation in the login ledger is two writes to the kube-apiserver).
+   * Takes a place in the verification queue for a login that has work to do before its check (a
+   * reservation in the login ledger: two writes to the kube-apiserver), or throws the refusal `verify`
+   * would throw. The place counts until the returned function is called, which the caller does when it
+   * calls `verify` (in the same turn of the event loop) or when the login ends without a check. Logins
+   * beyond the queue are thus refused at once, before any work, however many arrive together.
    */
-  refuseIfFull?(): void;
+  enter?(): () => void;
 }
 
 export interface PasswordGateOptions {
@@ -39,6 +42,8 @@ export class PasswordGate implements PasswordCheck {
   readonly #queueLimit: number;
   readonly #waiting: (() => void)[] = [];
   #running = 0;
+  /** Logins holding a place (enter) that have not called verify yet. */
+  #entering = 0;
   /** Moving average of one comparison, for Retry-After. */
   #averageMs = 250;
   readonly #refused: { inc(): void } | undefined;
@@ -55,11 +60,12 @@ export class PasswordGate implements PasswordCheck {
       });
       gauge(options.registry, {
         name: 'platform_password_verifications_in_flight',
-        help: 'Password verifications running (bounded by auth.passwordConcurrency) and waiting (auth.passwordQueue).',
+        help: 'Password verifications running (bounded by auth.passwordConcurrency), waiting (auth.passwordQueue), and logins holding a place while their check is being admitted (entering).',
         labelNames: ['state'],
         collect: (g) => {
           g.set({ state: 'running' }, this.#running);
           g.set({ state: 'waiting' }, this.#waiting.length);
+          g.set({ state: 'entering' }, this.#entering);
         },
       });
     }
@@ -69,16 +75,27 @@ export class PasswordGate implements PasswordCheck {
     return this.#concurrency;
   }
 
-  refuseIfFull(): void {
-    if (this.#running < this.#concurrency || this.#waiting.length < this.#queueLimit) return;
-    this.#refused?.inc();
-    throw this.#busy();
+  enter(): () => void {
+    if (this.#running + this.#waiting.length + this.#entering >= this.#concurrency + this.#queueLimit) {
+      this.#refused?.inc();
+      throw this.#busy();
+    }
+    this.#entering++;
+    let held = true;
+    return () => {
+      if (held) this.#entering--;
+      held = false;
+    };
   }
 
   async verify(password: string, storedHash: string | undefined): Promise<boolean> {
     if (this.#running < this.#concurrency) this.#running++;
     else {
-      this.refuseIfFull();
+      // Never full for a login that held a place until now: the places taken never exceed the capacity.
+      if (this.#waiting.length >= this.#queueLimit) {
+        this.#refused?.inc();
+        throw this.#busy();
+      }
       // The slot is handed over by the verification that finishes (#release), so #running stays counted.
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     }

@@ -41,25 +41,36 @@ describe('password gate', () => {
     assert.match(metrics, /^platform_password_verifications_in_flight\{state="running"\} 0$/m);
   });
 
-  test('refuseIfFull throws the same 503 exactly when verify would refuse', async () => {
+  test('enter holds a place until given back: beyond running + queued + held, a login is refused at once', async () => {
     const { verifier, pending } = heldVerifier();
     const registry = new Registry();
     const gate = new PasswordGate({ verifier, concurrency: 1, queue: 1, registry });
-    gate.refuseIfFull();
+    const busy = (err: unknown) => err instanceof ApiError && err.oauthError === 'temporarily_unavailable';
+    // Two logins hold places while their reservations are written: a third is refused before any work.
+    const leaveA = gate.enter();
+    const leaveB = gate.enter();
+    assert.throws(() => gate.enter(), busy);
+    // Each gives its place back as it calls verify: one runs, one waits, and neither is refused.
+    leaveA();
     const answers = [gate.verify('a', undefined)];
-    gate.refuseIfFull();
+    leaveB();
     answers.push(gate.verify('b', undefined));
     await settle();
-    assert.throws(
-      () => gate.refuseIfFull(),
-      (err: unknown) => err instanceof ApiError && err.oauthError === 'temporarily_unavailable',
-    );
+    assert.equal(pending.length, 1);
+    assert.throws(() => gate.enter(), busy);
     pending[0]!(true);
     await settle();
-    gate.refuseIfFull();
+    // One running, none waiting: one place. Given back twice (a refusal path), it is still one place.
+    const leaveC = gate.enter();
+    leaveC();
+    leaveC();
+    gate.enter();
+    assert.throws(() => gate.enter(), busy);
     pending[1]!(true);
     assert.deepEqual(await Promise.all(answers), [true, true]);
-    assert.match(await registry.metrics(), /^platform_password_verifications_refused_total 1$/m);
+    const metrics = await registry.metrics();
+    assert.match(metrics, /^platform_password_verifications_refused_total 3$/m);
+    assert.match(metrics, /^platform_password_verifications_in_flight\{state="entering"\} 1$/m);
   });
 
   test('a failing verification frees its slot', async () => {
