@@ -15,7 +15,7 @@ const CAS_ATTEMPTS = 5;
  * Users, read from the watch-backed cache (read through to the apiserver on a miss), and the status
  * writes of login bookkeeping: failure counts, lockout, last login. The counting writes and state changes
  * are compare-and-swap on the User's resourceVersion, so concurrent logins on several replicas never lose
- * a count; a last-login time alone is a merge patch (the last writer wins).
+ * a count; a last-login time alone is a merge patch of the status subresource (the last writer wins).
  */
 export class UserStore {
   readonly #api: IamApi;
@@ -130,9 +130,13 @@ export class UserStore {
 
   async recordSuccess(user: UserObject): Promise<void> {
     const next = statusAfterSuccess(user.status, this.#nowMs(), this.#policy);
-    if (
-      !isDeepStrictEqual({ ...next, lastLoginTime: undefined }, { ...user.status, lastLoginTime: undefined })
-    ) {
+    const onlyTheTime = isDeepStrictEqual(
+      { ...next, lastLoginTime: undefined },
+      { ...user.status, lastLoginTime: undefined },
+    );
+    // Without a status subresource (the original's CRD) a patch would need `patch` on the Users themselves,
+    // which the chart does not grant: there the whole status is written as before.
+    if (!onlyTheTime || !this.#schema().statusSubresource) {
       await this.#updateStatus(user, (status) => statusAfterSuccess(status, this.#nowMs(), this.#policy));
       return;
     }
@@ -144,7 +148,7 @@ export class UserStore {
       'users',
       user.metadata.name,
       { status: { lastLoginTime: next.lastLoginTime } },
-      this.#schema().statusSubresource ? 'status' : undefined,
+      'status',
     );
     this.#cache.remember(updated);
   }

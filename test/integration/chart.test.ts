@@ -587,7 +587,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['users'],
         verbs: ['get', 'list', 'watch', 'update', 'create'],
       },
-      { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update'] },
+      { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['iam.platform.io'], resources: ['loginthrottles'], verbs: ['get', 'create', 'update'] },
       { apiGroups: ['iam.platform.io'], resources: ['loginrecords'], verbs: ['list', 'create', 'delete'] },
       {
@@ -730,6 +730,7 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'sessions', 'iam.platform.io'],
       ['delete', 'sessions', 'iam.platform.io'],
       ['update', 'users/status', 'iam.platform.io'],
+      ['patch', 'users/status', 'iam.platform.io'],
       ['update', 'users', 'iam.platform.io'],
       ['update', 'loginthrottles', 'iam.platform.io'],
       ['list', 'workspacetemplates', 'tenant.platform.io'],

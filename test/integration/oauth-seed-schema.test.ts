@@ -208,7 +208,7 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
       });
     await login();
     const first = await activeSince('');
-    // The state is Active now, so this login writes only the time, as a merge patch of the User.
+    // The state is Active now: the later login writes the time, with the whole status (no subresource).
     await login();
     await activeSince(first);
   });
