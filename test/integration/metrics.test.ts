@@ -9,23 +9,11 @@ import { startServerProcess, type ServerProcess } from '../support/server-proces
 import { adminKubeConfig, installIamCrds } from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { promtoolPath } from '../tools/promtool.ts';
+import { sampleSum } from '../support/metrics-exposition.ts';
 
 function promtoolCheck(promtool: string, exposition: string): { status: number | null; output: string } {
   const result = spawnSync(promtool, ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
-}
-
-/** Sum of the samples of `name` whose labels include every given pair. */
-function sampleSum(exposition: string, name: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of exposition.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) {
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return sum;
 }
 
 // At the top level, so a private control plane (file run alone) is stopped after all tests of the file.

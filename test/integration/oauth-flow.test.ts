@@ -25,6 +25,7 @@ import {
 } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
+import { sampleSum } from '../support/metrics-exposition.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -46,18 +47,6 @@ const ALICE = {
 const BOB = { name: 'flow-bob', password: 'bob-Pa55word!', groups: ['viewers'] };
 const CAROL = { name: 'flow-carol', password: 'carol-Pa55word!', groups: [] as string[] };
 const ERIN = { name: 'flow-erin', password: 'erin-Pa55word!', groups: [] as string[] };
-
-/** The sum of a metric's samples whose labels include `labels`, from a Prometheus exposition. */
-function sampleSum(exposition: string, name: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of exposition.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`)))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
 
 describe('OAuth flow with a standard client library', () => {
   let kc: KubeConfig;
