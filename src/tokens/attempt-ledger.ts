@@ -23,10 +23,14 @@ export const EMPTY_LEDGER: AttemptLedger = Object.freeze({ failures: [], pending
  */
 export const RESERVATION_LEASE_MS = 30_000;
 
-export type Admission =
-  | { admitted: true; ledger: AttemptLedger }
-  /** `checksRunning`: refused because admitted checks are still running, not because of failures. */
-  | { admitted: false; retryAfterSeconds: number; checksRunning?: true };
+/** A check not admitted. `checksRunning`: because admitted checks are still running, not for failures. */
+export interface Refusal {
+  admitted: false;
+  retryAfterSeconds: number;
+  checksRunning?: true;
+}
+
+export type Admission = { admitted: true; ledger: AttemptLedger } | Refusal;
 
 export type Settlement = 'failure' | 'success' | 'released';
 

@@ -5,7 +5,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
-import { KubeRequestError, kubeRequest } from '../cluster/kube-request.ts';
+import { kubeRequest } from '../cluster/kube-request.ts';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IamGroup } from './iam-resources.ts';
@@ -64,17 +64,17 @@ export class IamApi {
   }
 
   /**
-   * Merges `patch` into the object (an RFC 7386 merge patch) with no resourceVersion precondition, so it never
-   * conflicts: only for fields where the last writer may win, and which no compare-and-swap decision reads.
+   * Merges `patch` into the object's status subresource (an RFC 7386 merge patch) with no resourceVersion
+   * precondition, so it never conflicts: only for fields where the last writer may win, and which no
+   * compare-and-swap decision reads.
    */
-  async mergePatch<T extends KubernetesObject>(
+  async mergePatchStatus<T extends KubernetesObject>(
     plural: IamPlural,
     name: string,
     patch: Record<string, unknown>,
-    subresource?: 'status',
   ): Promise<T> {
-    const path = `/apis/${this.iam.group}/${this.iam.version}/${plural}/${encodeURIComponent(name)}`;
-    return kubeRequest<T>(this.#kc, subresource ? `${path}/${subresource}` : path, {
+    const path = `/apis/${this.iam.group}/${this.iam.version}/${plural}/${encodeURIComponent(name)}/status`;
+    return kubeRequest<T>(this.#kc, path, {
       method: 'PATCH',
       body: patch,
       contentType: 'application/merge-patch+json',
@@ -117,6 +117,5 @@ export class IamApi {
 }
 
 export function codeOf(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
-  return err instanceof KubeRequestError ? err.statusCode : undefined;
+  return err instanceof ApiException ? err.code : undefined;
 }

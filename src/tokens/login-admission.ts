@@ -5,6 +5,7 @@ import {
   settle,
   type Admission,
   type AttemptLedger,
+  type Refusal,
   type Settlement,
 } from './attempt-ledger.ts';
 import type { LockoutPolicy } from './lockout.ts';
@@ -29,8 +30,7 @@ export interface LedgerStore {
 export class LedgerContendedError extends Error {}
 
 export type Reservation =
-  | { admitted: true; settle: (outcome: Settlement) => Promise<{ lockedNow: boolean }> }
-  | { admitted: false; retryAfterSeconds: number; checksRunning?: true };
+  { admitted: true; settle: (outcome: Settlement) => Promise<{ lockedNow: boolean }> } | Refusal;
 
 /**
  * Admission control for password checks: at most `maxFailures` checks per login name per window, across

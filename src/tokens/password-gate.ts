@@ -76,10 +76,8 @@ export class PasswordGate implements PasswordCheck {
   }
 
   enter(): () => void {
-    if (this.#running + this.#waiting.length + this.#entering >= this.#concurrency + this.#queueLimit) {
-      this.#refused?.inc();
-      throw this.#busy();
-    }
+    if (this.#running + this.#waiting.length + this.#entering >= this.#concurrency + this.#queueLimit)
+      this.#refuse();
     this.#entering++;
     let held = true;
     return () => {
@@ -92,10 +90,7 @@ export class PasswordGate implements PasswordCheck {
     if (this.#running < this.#concurrency) this.#running++;
     else {
       // Never full for a login that held a place until now: the places taken never exceed the capacity.
-      if (this.#waiting.length >= this.#queueLimit) {
-        this.#refused?.inc();
-        throw this.#busy();
-      }
+      if (this.#waiting.length >= this.#queueLimit) this.#refuse();
       // The slot is handed over by the verification that finishes (#release), so #running stays counted.
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     }
@@ -112,6 +107,11 @@ export class PasswordGate implements PasswordCheck {
     const next = this.#waiting.shift();
     if (next) next();
     else this.#running--;
+  }
+
+  #refuse(): never {
+    this.#refused?.inc();
+    throw this.#busy();
   }
 
   /** Retry-After: the time to work through a full queue, at least a second. */

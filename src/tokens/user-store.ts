@@ -144,12 +144,9 @@ export class UserStore {
     // one user then never conflict. A compare-and-swap here lost to each admission-ledger write on the same
     // User and paid a re-read and a retry for it (130 conflicts for 83 logins in a 20-client storm). A lock
     // written meanwhile stays, since the patch names no other field.
-    const updated = await this.#api.mergePatch<UserObject>(
-      'users',
-      user.metadata.name,
-      { status: { lastLoginTime: next.lastLoginTime } },
-      'status',
-    );
+    const updated = await this.#api.mergePatchStatus<UserObject>('users', user.metadata.name, {
+      status: { lastLoginTime: next.lastLoginTime },
+    });
     this.#cache.remember(updated);
   }
 
