@@ -1,10 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Histogram, Registry } from 'prom-client';
 import type { Identity } from '../kernel/identity.ts';
 import { kubeRequest } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Logger } from '../observability/logger.ts';
-import { counter, gauge, histogram } from '../observability/metrics.ts';
+import { gauge, histogram } from '../observability/metrics.ts';
+import { seriesCounter, type SeriesCounter } from '../observability/series-metrics.ts';
 import { ReviewHealth, type ReviewHealthReport } from './review-health.ts';
 import { TtlCache } from './ttl-cache.ts';
 
@@ -82,7 +83,7 @@ export class AccessReviewer {
   readonly #cache: TtlCache<ReviewAnswer>;
   readonly #inFlight = new Map<string, { promise: Promise<Pending>; startedAtMs: number }>();
   readonly #nowMs: () => number;
-  readonly #checks: Counter<'verb' | 'resource' | 'decision' | 'source'>;
+  readonly #checks: SeriesCounter<'verb' | 'resource' | 'decision' | 'source'>;
   readonly #reviewSeconds: Histogram<'outcome'>;
 
   constructor(options: AccessReviewerOptions) {
@@ -95,7 +96,7 @@ export class AccessReviewer {
       maxServedAgeMs: Math.max(options.allowedTtlMs, options.deniedTtlMs) + options.staleIfErrorMs,
     });
     this.#cache = new TtlCache({ maxEntries: options.maxEntries, nowMs: this.#nowMs });
-    this.#checks = counter(options.registry, {
+    this.#checks = seriesCounter(options.registry, {
       name: 'platform_authz_checks_total',
       help: 'Authorization checks by verb, resource, decision (allowed, denied, error) and where the answer came from (cache, apiserver, stale).',
       labelNames: ['verb', 'resource', 'decision', 'source'],

@@ -5,6 +5,7 @@ import { identityOf } from '../http/request-context.ts';
 import { AUTHZ_STALE_HEADER, type Decision, type ResourceAttributes } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import { counter } from '../observability/metrics.ts';
+import { seriesCounter } from '../observability/series-metrics.ts';
 import { parseListQuery } from '../list-query/list-query.ts';
 import type { NodeSource } from './node-cache.ts';
 import type { Selection } from './node-index.ts';
@@ -69,7 +70,7 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const base = resourcesApiPath(options.platformName);
   const memo = new BodyMemo({ maxBytes: options.memoMaxBytes });
   const etags = new EtagMemo({ maxEntries: 10_000 });
-  const responses = counter(options.registry, {
+  const responses = seriesCounter(options.registry, {
     name: 'platform_node_responses_total',
     help: 'Node API answers by verb (list, get) and outcome (ok, not_modified, not_found).',
     labelNames: ['verb', 'outcome'],

@@ -1,6 +1,12 @@
 import type { Registry } from 'prom-client';
 import { isWatchQuery, parseApiPath, requestVerb } from './api-request-info.ts';
-import { SERVER_LATENCY_BUCKETS_SECONDS, counter, histogram, METRIC_PREFIX } from './metrics.ts';
+import { SERVER_LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from './metrics.ts';
+import {
+  seriesCounter,
+  seriesHistogram,
+  type CounterSeries,
+  type HistogramSeries,
+} from './series-metrics.ts';
 
 /** One finished request as the HTTP layer saw it. */
 export interface FinishedRequest {
@@ -41,22 +47,31 @@ export interface HttpMetrics {
 /** Request count and latency of this server's own HTTP interface. */
 export function createHttpMetrics(registry: Registry): HttpMetrics {
   const labelNames: HttpLabel[] = ['verb', 'group', 'version', 'resource', 'route', 'code'];
-  const requests = counter(registry, {
+  const requests = seriesCounter(registry, {
     name: `${METRIC_PREFIX}http_requests_total`,
     help: 'HTTP requests answered, by verb, API group, version, resource, route template and status code.',
     labelNames,
   });
-  const duration = histogram(registry, {
+  const duration = seriesHistogram(registry, {
     name: `${METRIC_PREFIX}http_request_duration_seconds`,
     help: 'Time from request arrival to the end of the response (for watches: to the end of the stream).',
     labelNames,
     buckets: SERVER_LATENCY_BUCKETS_SECONDS,
   });
+  // Verb, code and route decide every label: a request finds its series without building them.
+  const seen = new Map<string, { requests: CounterSeries; duration: HistogramSeries }>();
   return {
     observe(request) {
-      const labels = httpRequestLabels(request);
-      requests.inc(labels);
-      duration.observe(labels, request.durationSeconds);
+      const verb = requestVerb(request.method, request.path, isWatchQuery(request.watch));
+      const key = `${verb} ${request.statusCode ?? 'aborted'} ${request.route}`;
+      let series = seen.get(key);
+      if (!series) {
+        const labels = httpRequestLabels(request);
+        series = { requests: requests.series(labels), duration: duration.series(labels) };
+        seen.set(key, series);
+      }
+      series.requests.inc();
+      series.duration.observe(request.durationSeconds);
     },
   };
 }

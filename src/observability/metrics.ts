@@ -73,7 +73,8 @@ export class MetricNameError extends Error {
   }
 }
 
-function checkSpec(kind: 'counter' | 'gauge' | 'histogram', spec: MetricSpec<string>): void {
+/** Throws a MetricNameError when a metric's name, help or labels break the conventions above. */
+export function checkSpec(kind: 'counter' | 'gauge' | 'histogram', spec: MetricSpec<string>): void {
   const { name } = spec;
   if (!name.startsWith(METRIC_PREFIX) || !/^[a-z][a-z0-9_]*[a-z0-9]$/.test(name)) {
     throw new MetricNameError(name, `must be snake_case and start with ${METRIC_PREFIX}`);

@@ -1,5 +1,6 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { counter, gauge, histogram } from '../observability/metrics.ts';
+import { seriesCounter, type SeriesCounter } from '../observability/series-metrics.ts';
 
 export type TokenOutcome =
   | 'success'
@@ -15,7 +16,8 @@ export type BearerOutcome = 'success' | 'missing' | 'invalid' | 'expired' | 'rev
 
 export interface AuthMetrics {
   tokenRequests: Counter<'grant_type' | 'outcome'>;
-  bearerAuthentications: Counter<'outcome'>;
+  /** Counted on every API request: a series counter. */
+  bearerAuthentications: SeriesCounter<'outcome'>;
   lockouts: Counter;
   sessionsEnded: Counter<'reason'>;
   passwordVerifySeconds: Histogram;
@@ -37,7 +39,7 @@ export function createAuthMetrics(registry: Registry, activeSessions: () => numb
       help: 'Token endpoint requests by grant type and outcome (an RFC 6749 error code, locked or rate_limited).',
       labelNames: ['grant_type', 'outcome'],
     }),
-    bearerAuthentications: counter(registry, {
+    bearerAuthentications: seriesCounter(registry, {
       name: 'platform_bearer_authentications_total',
       help: 'Bearer token checks of API requests by outcome.',
       labelNames: ['outcome'],
