@@ -81,6 +81,8 @@ export class AccessReviewer {
   readonly #options: AccessReviewerOptions & { revalidateWaitMs: number };
   readonly #health: ReviewHealth;
   readonly #cache: TtlCache<ReviewAnswer>;
+  // The caller's part of a cache key, per identity object: the authenticator shares one between requests.
+  readonly #callerKeys = new WeakMap<Identity, string>();
   readonly #inFlight = new Map<string, { promise: Promise<Pending>; startedAtMs: number }>();
   readonly #nowMs: () => number;
   readonly #checks: SeriesCounter<'verb' | 'resource' | 'decision' | 'source'>;
@@ -125,7 +127,7 @@ export class AccessReviewer {
    * next request. Without a young-enough answer the request waits for the review (up to its timeout).
    */
   async check(identity: Identity, attributes: ResourceAttributes): Promise<Decision> {
-    const key = cacheKey(identity, attributes);
+    const key = cacheKey(this.#callerKey(identity), attributes);
     const cached = this.#cache.get(key);
     const now = this.#nowMs();
     if (cached?.fresh) return this.#count(attributes, { ...cached.value, source: 'cache', ageSeconds: 0 });
@@ -250,6 +252,15 @@ export class AccessReviewer {
     return asking;
   }
 
+  #callerKey(identity: Identity): string {
+    let caller = this.#callerKeys.get(identity);
+    if (caller === undefined) {
+      caller = JSON.stringify([identity.username, [...identity.groups].sort()]);
+      this.#callerKeys.set(identity, caller);
+    }
+    return caller;
+  }
+
   #count(attributes: ResourceAttributes, decision: Decision): Decision {
     this.#checks.inc({
       verb: attributes.verb,
@@ -261,17 +272,12 @@ export class AccessReviewer {
   }
 }
 
-function cacheKey(identity: Identity, a: ResourceAttributes): string {
-  return JSON.stringify([
-    identity.username,
-    [...identity.groups].sort(),
-    a.verb,
-    a.group,
-    a.resource,
-    a.subresource ?? '',
-    a.namespace ?? '',
-    a.name ?? '',
-  ]);
+function cacheKey(caller: string, a: ResourceAttributes): string {
+  // Two JSON arrays side by side still read back one way: the key stays unambiguous.
+  return (
+    caller +
+    JSON.stringify([a.verb, a.group, a.resource, a.subresource ?? '', a.namespace ?? '', a.name ?? ''])
+  );
 }
 
 /** The kube-apiserver's own wording, so clients that parse it are not surprised. */

@@ -2,7 +2,7 @@
 export interface Identity {
   username: string;
   /** Kubernetes groups, including `system:authenticated`. */
-  groups: string[];
+  groups: readonly string[];
   /** Session the access token belongs to, when it came from a token of ours. */
   sessionId?: string;
 }

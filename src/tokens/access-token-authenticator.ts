@@ -1,6 +1,6 @@
 import type { BearerOutcome } from './auth-metrics.ts';
 import { AUTHENTICATED_GROUP, type Identity } from '../kernel/identity.ts';
-import { stateOf } from './iam-resources.ts';
+import { stateOf, type SessionObject, type UserObject } from './iam-resources.ts';
 import type { SessionStore } from './session-store.ts';
 import { TokenError, type TokenService } from './tokens.ts';
 import type { UserStore } from './user-store.ts';
@@ -24,6 +24,8 @@ export class AccessTokenAuthenticator {
   readonly #tokens: TokenService;
   readonly #users: UserStore;
   readonly #sessions: SessionStore;
+  // One identity per user object and session, shared by their requests: a changed user is a new object.
+  readonly #identities = new WeakMap<UserObject, WeakMap<SessionObject, Identity>>();
 
   constructor(deps: { tokens: TokenService; users: UserStore; sessions: SessionStore }) {
     this.#tokens = deps.tokens;
@@ -46,7 +48,21 @@ export class AccessTokenAuthenticator {
     if (!user || user.metadata.uid !== session.spec.userUID)
       throw new BearerError('user_inactive', 'user no longer exists');
     if (stateOf(user) === 'Disabled') throw new BearerError('user_inactive', 'account is disabled');
-    const groups = [...new Set([...(user.spec?.groups ?? []), AUTHENTICATED_GROUP])];
-    return { username: user.metadata.name, groups, sessionId: session.metadata.name };
+    return this.#identityOf(user, session);
+  }
+
+  #identityOf(user: UserObject, session: SessionObject): Identity {
+    let bySession = this.#identities.get(user);
+    if (!bySession) {
+      bySession = new WeakMap();
+      this.#identities.set(user, bySession);
+    }
+    let identity = bySession.get(session);
+    if (!identity) {
+      const groups = Object.freeze([...new Set([...(user.spec?.groups ?? []), AUTHENTICATED_GROUP])]);
+      identity = Object.freeze({ username: user.metadata.name, groups, sessionId: session.metadata.name });
+      bySession.set(session, identity);
+    }
+    return identity;
   }
 }

@@ -318,6 +318,46 @@ describe('OAuth flow with a standard client library', () => {
     await deleteUsersAndSessions(kc, [user.name]);
   });
 
+  test('a change of a user’s groups reaches the tokens already issued', async () => {
+    const user = { name: 'flow-frank', password: 'frank-Pa55word!', groups: ['before'] };
+    await createUser(kc, user);
+    try {
+      const login = await waitFor('new user logs in', async () => {
+        const res = await passwordLogin(server.url, user.name, user.password);
+        return res.status === 200 ? res : undefined;
+      });
+      const access = login.body['access_token'] as string;
+      const groupsNow = async () => {
+        const info = await fetch(`${server.url}/oauth/userinfo`, {
+          headers: { Authorization: `Bearer ${access}` },
+        });
+        assert.equal(info.status, 200);
+        return ((await info.json()) as { groups: string[] }).groups;
+      };
+      // Asked twice: the second answer may come from what the server kept of the first.
+      assert.deepEqual(await groupsNow(), ['before', 'system:authenticated']);
+      assert.deepEqual(await groupsNow(), ['before', 'system:authenticated']);
+      await runWithStdin(
+        kubectl,
+        [
+          `--kubeconfig=${kubeconfigPath}`,
+          'patch',
+          'users.iam.platform.io',
+          user.name,
+          '--type=merge',
+          '--patch={"spec":{"groups":["after"]}}',
+        ],
+        '',
+      );
+      await waitFor('the token carries the new groups', async () => {
+        const groups = await groupsNow();
+        return groups.join() === 'after,system:authenticated' ? true : undefined;
+      });
+    } finally {
+      await deleteUsersAndSessions(kc, [user.name]);
+    }
+  });
+
   test('a user written by the CLI and applied with kubectl can log in', async () => {
     const name = 'flow-cli-user';
     const manifest = await runWithStdin(
