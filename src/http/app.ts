@@ -54,7 +54,9 @@ export function createApp(deps: AppDependencies): Express {
     const startedAt = process.hrtime.bigint();
     // Taken now: mounted routers and proxies may rewrite req.url before the response closes.
     const path = req.path;
-    const watch = req.query['watch'];
+    // Express parses the query string again at every read of req.query: read it only when it can
+    // name `watch` (written out, or percent-encoded).
+    const watch = req.url.includes('watch') || req.url.includes('%') ? req.query['watch'] : undefined;
     const context = { requestId } as { requestId: string; user?: string };
     res.on('close', () => {
       const durationMs = Number(process.hrtime.bigint() - startedAt) / 1e6;

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { isWatchQuery, parseApiPath, requestVerb } from './api-request-info.ts';
+import { type ApiPathInfo, isWatchQuery, parseApiPath, requestVerb, verbOf } from './api-request-info.ts';
 import { SERVER_LATENCY_BUCKETS_SECONDS, METRIC_PREFIX } from './metrics.ts';
 import {
   seriesCounter,
@@ -60,9 +60,17 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
   });
   // Verb, code and route decide every label: a request finds its series without building them.
   const seen = new Map<string, { requests: CounterSeries; duration: HistogramSeries }>();
+  // The verb needs the path parsed. A route's requests mostly repeat one path (a list, a probe), so the
+  // parse of the last path seen on each route is kept.
+  const lastPaths = new Map<string, { path: string; info: ApiPathInfo | undefined }>();
   return {
     observe(request) {
-      const verb = requestVerb(request.method, request.path, isWatchQuery(request.watch));
+      let last = lastPaths.get(request.route);
+      if (last?.path !== request.path) {
+        last = { path: request.path, info: parseApiPath(request.path) };
+        lastPaths.set(request.route, last);
+      }
+      const verb = verbOf(request.method, last.info, isWatchQuery(request.watch));
       const key = `${verb} ${request.statusCode ?? 'aborted'} ${request.route}`;
       let series = seen.get(key);
       if (!series) {

@@ -46,6 +46,8 @@ export class SessionStore {
   readonly #logger: Logger;
   readonly #nowMs: () => number;
   readonly #graceMs: number;
+  // Parsed once per session object: every API request asks whether its session has expired.
+  readonly #expiresAtMs = new WeakMap<SessionObject, number>();
 
   constructor(deps: {
     api: IamApi;
@@ -109,7 +111,12 @@ export class SessionStore {
   }
 
   isExpired(session: SessionObject): boolean {
-    return Date.parse(session.spec.expiresAt) <= this.#nowMs();
+    let expiresAtMs = this.#expiresAtMs.get(session);
+    if (expiresAtMs === undefined) {
+      expiresAtMs = Date.parse(session.spec.expiresAt);
+      this.#expiresAtMs.set(session, expiresAtMs);
+    }
+    return expiresAtMs <= this.#nowMs();
   }
 
   /**

@@ -58,4 +58,35 @@ describe('HTTP request metrics', () => {
     assert.ok(series.length <= 6, `${series.length} series:\n${series.join('\n')}`);
     assert.doesNotMatch(text, /[0-9a-f]{24}/, 'no client-chosen value reaches a label');
   });
+
+  test('the verb follows each request’s path, also when one route sees several', async () => {
+    const registry = new Registry();
+    const metrics = createHttpMetrics(registry);
+    const paths = [
+      '/api/v1/nodes',
+      '/api/v1/nodes',
+      '/api/v1/nodes/a',
+      '/api/v1/nodes',
+      '/api/v1/watch/nodes',
+    ];
+    for (const path of paths) {
+      metrics.observe({
+        method: 'GET',
+        path,
+        watch: undefined,
+        route: '/api/*path',
+        statusCode: 200,
+        durationSeconds: 0.001,
+      });
+    }
+    const text = await registry.metrics();
+    const count = (verb: string) =>
+      new RegExp(
+        `^platform_http_requests_total\\{verb="${verb}",[^}]*route="/api/\\*path",code="200"\\} (\\d+)$`,
+        'm',
+      ).exec(text)?.[1];
+    assert.equal(count('LIST'), '3');
+    assert.equal(count('GET'), '1');
+    assert.equal(count('WATCH'), '1');
+  });
 });
