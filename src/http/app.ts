@@ -3,6 +3,7 @@ import type { AccessLogPolicy } from '../observability/access-log-policy.ts';
 import type { HttpMetrics } from '../observability/http-metrics.ts';
 import type { Logger, RequestContextStore } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-mapper.ts';
+import { enteredForItsPaths } from './path-guard.ts';
 import { requestContext } from './request-context.ts';
 import { requestIdFrom } from './request-id.ts';
 import { singleAuthorization } from './single-authorization.ts';
@@ -95,7 +96,14 @@ export function createApp(deps: AppDependencies): Express {
   });
   app.use(singleAuthorization);
 
-  for (const router of deps.publicRoutes) app.use(router);
+  for (const router of deps.publicRoutes) app.use(enteredForItsPaths(router));
+  // One turn of the event loop between reading a request and answering it. The likely reason it pays: the
+  // server answers the requests read in one turn together, and a busy client is woken once for several
+  // answers. A node page cost 11% less CPU with this turn than without it (docs/benchmarks.md, "Routers entered only for their
+  // paths"). Before the routers were guarded, the end of every router a request passed gave that turn.
+  app.use((_req, _res, next) => {
+    setImmediate(next);
+  });
   if (deps.authenticate) {
     app.use(deps.authenticate);
     // From here on every log line of the request names the caller.
@@ -106,7 +114,7 @@ export function createApp(deps: AppDependencies): Express {
       next();
     });
   }
-  for (const router of deps.protectedRoutes) app.use(router);
+  for (const router of deps.protectedRoutes) app.use(enteredForItsPaths(router));
   if (deps.methodNotAllowed) app.use(deps.methodNotAllowed);
 
   app.use(notFoundHandler);

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { servedUnder } from '../http/path-guard.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import { logsPath } from './log-routes.ts';
 
@@ -19,5 +20,5 @@ export function removedLoggingRoutes(platformName: string): Router {
   router.use(`/kapis/${group}`, () => {
     throw new ApiError('NotFound', message, { details: { group } });
   });
-  return router;
+  return servedUnder(router, [`/kapis/${group}`]);
 }

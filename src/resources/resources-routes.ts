@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { AUTHZ_STALE_HEADER, type ResourceAttributes } from '../access/access-review.ts';
+import { servedUnder } from '../http/path-guard.ts';
 import { identityOf } from '../http/request-context.ts';
 import { parseListQuery, type ListQueryOptions } from '../list-query/list-query.ts';
 import { sendJson, sendNotModified, setCacheHeaders } from '../nodes/prepared-response.ts';
@@ -100,7 +101,8 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
   const router = Router();
   if (options.nodes) router.use(options.nodes);
   router.use(resourcesApiPath(options.platformName), inner);
-  return router;
+  // The node routes share the base path.
+  return servedUnder(router, [`${resourcesApiPath(options.platformName)}/`]);
 }
 
 /** Without Accept-Encoding a client gets identity, whatever the RFC allows. */

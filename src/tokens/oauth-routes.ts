@@ -1,4 +1,5 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { servedUnder } from '../http/path-guard.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { AddressLimiter } from './address-limiter.ts';
 import type { AuthMetrics, TokenOutcome } from './auth-metrics.ts';
@@ -278,7 +279,7 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
         : oauthError('NotFound', 'invalid_request', `no OAuth endpoint at ${req.path}`),
     );
   });
-  return router;
+  return servedUnder(router, ['/oauth/', '/.well-known/']);
 }
 
 function outcomeOf(err: unknown): TokenOutcome {
