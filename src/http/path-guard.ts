@@ -33,7 +33,8 @@ export function enteredForItsPaths(router: Router): RequestHandler {
   const prefixes = (router as Declared)[DECLARED] ?? routePrefixes(router);
   if (!prefixes) return router;
   const guarded: RequestHandler = (req, res, next) => {
-    const path = UPPER_CASE.test(req.path) ? req.path.toLowerCase() : req.path;
+    const raw = req.path; // an Express getter: read it once
+    const path = UPPER_CASE.test(raw) ? raw.toLowerCase() : raw;
     for (const prefix of prefixes) {
       if (path.startsWith(prefix)) {
         router(req, res, next);
