@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { Router } from 'express';
@@ -9,6 +8,7 @@ import { createApp } from '../../src/http/app.ts';
 import { HttpError } from '../../src/http/error-mapper.ts';
 import { createHttpMetrics } from '../../src/observability/http-metrics.ts';
 import { createLogger, createRequestContextStore } from '../../src/observability/logger.ts';
+import { whileServing } from '../support/serving.ts';
 
 /** The express app of the server with a fake authenticator and two routes, logging into memory. */
 async function withApp(
@@ -38,12 +38,9 @@ async function withApp(
     },
     protectedRoutes: [routes],
   });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  try {
-    const { port } = server.address() as AddressInfo;
-    await run(
-      `http://127.0.0.1:${port}`,
+  await whileServing(app, (url) =>
+    run(
+      url,
       () =>
         chunks
           .join('')
@@ -51,10 +48,8 @@ async function withApp(
           .filter(Boolean)
           .map((l) => JSON.parse(l)),
       registry,
-    );
-  } finally {
-    server.close();
-  }
+    ),
+  );
 }
 
 describe('access log and request context', () => {

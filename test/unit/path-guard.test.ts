@@ -1,24 +1,17 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import express, { Router } from 'express';
 import { enteredForItsPaths, servedUnder, type GuardedRouter } from '../../src/http/path-guard.ts';
+import { whileServing } from '../support/serving.ts';
 
-/** An app with the guarded routers, then a fallback naming the path; every request records what saw it. */
+/** An app with the guarded routers, then a fallback naming the path. */
 async function serve(routers: Router[], run: (get: (path: string) => Promise<string>) => Promise<void>) {
   const app = express();
   for (const router of routers) app.use(enteredForItsPaths(router));
   app.use((req, res) => {
     res.status(404).send(`fallback ${req.path}`);
   });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
-  try {
-    await run(async (path) => (await fetch(`http://127.0.0.1:${port}${path}`)).text());
-  } finally {
-    server.close();
-  }
+  await whileServing(app, (url) => run(async (path) => (await fetch(`${url}${path}`)).text()));
 }
 
 describe('routers entered only for their paths', () => {
