@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Histogram } from 'prom-client';
 import { getGlobalDispatcher, type Dispatcher } from 'undici';
 import { isWatchQuery, requestVerb } from '../observability/api-request-info.ts';
+import type { SeriesHistogram } from '../observability/series-metrics.ts';
 import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
 
 /**
@@ -10,7 +10,7 @@ import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
  * undici dispatcher per request (applySecurityAuthentication); we compose a timing interceptor onto
  * it. The instance is wrapped rather than subclassed because loaders (in-cluster, file) build it.
  */
-export function instrumentKubeConfig(kc: KubeConfig, duration: Histogram<UpstreamLabel>): void {
+export function instrumentKubeConfig(kc: KubeConfig, duration: SeriesHistogram<UpstreamLabel>): void {
   const applyAuthentication = kc.applySecurityAuthentication.bind(kc);
   const interceptor = timingInterceptor(duration);
   kc.applySecurityAuthentication = async (context) => {
@@ -19,7 +19,7 @@ export function instrumentKubeConfig(kc: KubeConfig, duration: Histogram<Upstrea
   };
 }
 
-function timingInterceptor(duration: Histogram<UpstreamLabel>): Dispatcher.DispatcherComposeInterceptor {
+function timingInterceptor(duration: SeriesHistogram<UpstreamLabel>): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (options, handler) => {
     const url = new URL(options.path, 'http://upstream');
     const watch = isWatchQuery(url.searchParams.get('watch'));
@@ -30,7 +30,7 @@ function timingInterceptor(duration: Histogram<UpstreamLabel>): Dispatcher.Dispa
       if (observed) return;
       observed = true;
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      duration.observe({ source: 'client', verb, code }, seconds);
+      duration.series({ source: 'client', verb, code }).observe(seconds);
     };
     let statusCode = 0;
     const timed: Dispatcher.DispatchHandler = {

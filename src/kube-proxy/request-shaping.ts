@@ -39,8 +39,9 @@ export interface RequestShape {
  * ApiError for a path that could resolve elsewhere upstream.
  */
 export function shapeRequest(req: http.IncomingMessage): RequestShape {
-  const url = new URL(req.url ?? '/', 'http://placeholder');
-  const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
+  const target = req.url ?? '/';
+  const queryAt = target.indexOf('?');
+  const rawPath = queryAt < 0 ? target : target.slice(0, queryAt);
   try {
     safeKubeSegments(rawPath);
   } catch (err) {
@@ -49,7 +50,12 @@ export function shapeRequest(req: http.IncomingMessage): RequestShape {
     throw err;
   }
   const info = parseApiPath(rawPath);
-  const verb = verbOf(req.method ?? 'GET', info, isWatchQuery(url.searchParams.get('watch')));
+  // Parsed only when the query may name `watch`, percent-encoded or not: most requests' queries do not.
+  const watch =
+    queryAt >= 0 &&
+    (target.includes('watch', queryAt) || target.includes('%', queryAt)) &&
+    isWatchQuery(new URL(target, 'http://placeholder').searchParams.get('watch'));
+  const verb = verbOf(req.method ?? 'GET', info, watch);
   const oneObjectOrList = verb === 'LIST' || (verb === 'GET' && info?.subresource === false);
   return { verb, oneObjectOrList };
 }

@@ -1,12 +1,13 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
-import type { Histogram } from 'prom-client';
 import { ApiError } from '../kernel/api-error.ts';
 import type { RequestVerb } from '../observability/api-request-info.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { SeriesHistogram } from '../observability/series-metrics.ts';
 import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
 import type { Upstream } from './impersonation.ts';
+import { settleLegacyUrlParseWarning } from './legacy-url-parse.ts';
 import { upstreamFailure, type RequestShape } from './request-shaping.ts';
 import { relayResponse } from './response-relay.ts';
 
@@ -20,7 +21,7 @@ export interface StreamingOptions {
   upstream: Upstream;
   /** Time allowed for the kube-apiserver to start answering; streams (watch, exec) are not limited once it has. */
   responseTimeoutMs: number;
-  duration: Histogram<UpstreamLabel>;
+  duration: SeriesHistogram<UpstreamLabel>;
   logger: Logger;
   writeError: ErrorWriter;
   /**
@@ -54,10 +55,9 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     const state = started.get(req);
     if (!state) return;
     started.delete(req);
-    options.duration.observe(
-      { source: 'proxy', verb: state.verb, code: String(code) },
-      Number(process.hrtime.bigint() - state.at) / 1e9,
-    );
+    options.duration
+      .series({ source: 'proxy', verb: state.verb, code: String(code) })
+      .observe(Number(process.hrtime.bigint() - state.at) / 1e9);
   };
   const upstreamTimeout = (proxyReq: http.ClientRequest) =>
     proxyReq.setTimeout(options.responseTimeoutMs, () => {
@@ -105,6 +105,7 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     });
   };
 
+  settleLegacyUrlParseWarning();
   const proxy = createProxyMiddleware<http.IncomingMessage, http.ServerResponse>({
     target: proxyTarget(options.upstream.target),
     changeOrigin: true,
