@@ -19,7 +19,9 @@ export function instrumentKubeConfig(kc: KubeConfig, duration: SeriesHistogram<U
   };
 }
 
-function timingInterceptor(duration: SeriesHistogram<UpstreamLabel>): Dispatcher.DispatcherComposeInterceptor {
+function timingInterceptor(
+  duration: SeriesHistogram<UpstreamLabel>,
+): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (options, handler) => {
     const url = new URL(options.path, 'http://upstream');
     const watch = isWatchQuery(url.searchParams.get('watch'));

@@ -34,7 +34,9 @@ describe('proxy request shaping', () => {
       assert.throws(
         () => shape(url),
         (err: unknown) =>
-          err instanceof ApiError && err.statusCode === 400 && /invalid Kubernetes API path/.test(err.message),
+          err instanceof ApiError &&
+          err.statusCode === 400 &&
+          /invalid Kubernetes API path/.test(err.message),
         url,
       );
     }
