@@ -254,6 +254,12 @@ export const ConfigSchema = Type.Object(
         doc: 'Leeway for `exp`/`nbf` between clocks.',
       }),
       singleSession: flag({ default: false, doc: "A new login ends the user's other sessions." }),
+      maxSessionsPerUser: integer({
+        default: 100,
+        minimum: 0,
+        maximum: 100_000,
+        doc: "Sessions one user may hold at once. A login beyond it ends the user's sessions nearest to expiry (the least recently refreshed), so a script that logs in without logging out cannot pile them up. `0`: no limit.",
+      }),
       lockout: group('Locking an account after repeated failed logins.', {
         maxFailures: integer({
           default: 10,

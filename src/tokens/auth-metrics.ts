@@ -50,7 +50,7 @@ export function createAuthMetrics(registry: Registry, activeSessions: () => numb
     }),
     sessionsEnded: counter(registry, {
       name: 'platform_auth_sessions_ended_total',
-      help: 'Sessions ended by this replica, by reason (logout, revoke, reuse, single_session, expired).',
+      help: 'Sessions ended by this replica, by reason (logout, revoke, reuse, single_session, session_limit, expired).',
       labelNames: ['reason'],
     }),
     passwordVerifySeconds: histogram(registry, {

@@ -13,6 +13,7 @@ import { lockoutOf, type LockoutPolicy } from './lockout.ts';
 import { oauthError } from './oauth-request.ts';
 import type { PasswordCheck } from './password-gate.ts';
 import { newSessionId, type SessionStore } from './session-store.ts';
+import { sessionsBeyondLimit } from './session-limit.ts';
 import { TokenError, type TokenClaims, type TokenService, type TokenType } from './tokens.ts';
 import type { UserStore } from './user-store.ts';
 
@@ -49,6 +50,7 @@ export class OAuthService {
   readonly #sessions: SessionStore;
   readonly #passwords: PasswordCheck;
   readonly #singleSession: boolean;
+  readonly #sessionLimit: number;
   readonly #logger: Logger;
   readonly #metrics: AuthMetrics;
   readonly #nowMs: () => number;
@@ -63,6 +65,8 @@ export class OAuthService {
     sessions: SessionStore;
     passwords: PasswordCheck;
     singleSession: boolean;
+    /** Sessions one user may hold at once (session-limit.ts); 0: no limit. */
+    sessionLimit: number;
     logger: Logger;
     metrics: AuthMetrics;
     /** Admission control of password checks (docs/authentication.md, "Lockout"). */
@@ -83,6 +87,7 @@ export class OAuthService {
     this.#sessions = deps.sessions;
     this.#passwords = deps.passwords;
     this.#singleSession = deps.singleSession;
+    this.#sessionLimit = deps.sessionLimit;
     this.#logger = deps.logger;
     this.#metrics = deps.metrics;
     this.#nowMs = deps.nowMs ?? Date.now;
@@ -262,7 +267,10 @@ export class OAuthService {
 
   async #openSession(user: UserObject, attempt: LoginAttempt): Promise<TokenResponse> {
     const username = user.metadata.name;
-    const previous = this.#singleSession ? this.#sessions.sessionsOf(username) : [];
+    const previous = this.#singleSession || this.#sessionLimit > 0 ? this.#sessions.sessionsOf(username) : [];
+    const ending = this.#singleSession
+      ? { sessions: previous, reason: 'single_session' }
+      : { sessions: sessionsBeyondLimit(previous, this.#sessionLimit), reason: 'session_limit' };
     const sessionId = newSessionId();
     const issued = this.#tokens.issue({ username, clientId: attempt.clientId, sessionId });
     await this.#sessions.create({
@@ -274,10 +282,12 @@ export class OAuthService {
       expiresAtSeconds: issued.refreshExpiresAtSeconds,
       ...(attempt.sourceAddress ? { sourceAddress: attempt.sourceAddress } : {}),
     });
-    for (const old of previous) {
-      if (await this.#sessions.delete(old.metadata.name))
-        this.#metrics.sessionsEnded.inc({ reason: 'single_session' });
-    }
+    await Promise.all(
+      ending.sessions.map(async (old) => {
+        if (await this.#sessions.delete(old.metadata.name))
+          this.#metrics.sessionsEnded.inc({ reason: ending.reason });
+      }),
+    );
     return tokenResponse(issued);
   }
 

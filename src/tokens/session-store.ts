@@ -48,6 +48,7 @@ export class SessionStore {
   readonly #graceMs: number;
   // Parsed once per session object: every API request asks whether its session has expired.
   readonly #expiresAtMs = new WeakMap<SessionObject, number>();
+  readonly #deleting = new Map<string, Promise<boolean>>();
 
   constructor(deps: {
     api: IamApi;
@@ -180,10 +181,22 @@ export class SessionStore {
   }
 
   /** Ends a session; true if it existed. Every replica's cache drops it when the watch delivers the deletion. */
-  async delete(sessionId: string): Promise<boolean> {
-    const existed = await this.#api.delete('sessions', sessionId);
-    this.#cache.forget(sessionId);
-    return existed;
+  /**
+   * Deletes a session; true if this call ended it. Concurrent calls for one session share one request:
+   * logins of one user at the session limit all pick the same oldest sessions to end.
+   */
+  delete(sessionId: string): Promise<boolean> {
+    const pending = this.#deleting.get(sessionId);
+    if (pending) return pending.then(() => false);
+    const deleting = this.#api
+      .delete('sessions', sessionId)
+      .then((existed) => {
+        this.#cache.forget(sessionId);
+        return existed;
+      })
+      .finally(() => this.#deleting.delete(sessionId));
+    this.#deleting.set(sessionId, deleting);
+    return deleting;
   }
 
   /** The user's sessions as this replica's cache knows them. */

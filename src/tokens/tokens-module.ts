@@ -109,6 +109,7 @@ export const tokensModule: FeatureModule = {
         registry: ctx.get(registryRef),
       }),
       singleSession: authConfig.singleSession,
+      sessionLimit: authConfig.maxSessionsPerUser,
       logger,
       metrics,
       admission: new LoginAdmission({ policy: authConfig.lockout }),

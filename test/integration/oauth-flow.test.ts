@@ -47,10 +47,12 @@ const ALICE = {
 const BOB = { name: 'flow-bob', password: 'bob-Pa55word!', groups: ['viewers'] };
 const CAROL = { name: 'flow-carol', password: 'carol-Pa55word!', groups: [] as string[] };
 const ERIN = { name: 'flow-erin', password: 'erin-Pa55word!', groups: [] as string[] };
+const GINA = { name: 'flow-gina', password: 'gina-Pa55word!', groups: [] as string[] };
 
 describe('OAuth flow with a standard client library', () => {
   let kc: KubeConfig;
   let server: ServerProcess;
+  let serverArgs: string[];
   let keys: ReturnType<typeof generateTestKeys>;
   let kubectl: string;
   let kubeconfigPath: string;
@@ -68,25 +70,27 @@ describe('OAuth flow with a standard client library', () => {
     const cp = await testControlPlane();
     kc = adminKubeConfig(cp.kubeconfigPath);
     await installIamCrds(kc);
-    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name, ERIN.name]);
+    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name, ERIN.name, GINA.name]);
     await createUser(kc, ALICE);
     await createUser(kc, BOB);
     await createUser(kc, CAROL);
     await createUser(kc, ERIN);
+    await createUser(kc, GINA);
     keys = generateTestKeys();
-    server = await startReadyServer([
+    serverArgs = [
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--auth.signingKeyFile=${keys.es256}`,
       '--auth.addressRequestsPerMinute=0',
       '--auth.sessionSweepIntervalSeconds=1',
-    ]);
+    ];
+    server = await startReadyServer(serverArgs);
     kubectl = cp.binaries.kubectl;
     kubeconfigPath = cp.kubeconfigPath;
   });
 
   after(async () => {
     await server?.stop();
-    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name, ERIN.name]);
+    await deleteUsersAndSessions(kc, [ALICE.name, BOB.name, CAROL.name, ERIN.name, GINA.name]);
     keys?.cleanup();
   });
 
@@ -265,6 +269,58 @@ describe('OAuth flow with a standard client library', () => {
     });
     assert.equal(refresh.status, 400);
     assert.equal(refresh.body['error'], 'invalid_grant');
+  });
+
+  test('a user holds at most auth.maxSessionsPerUser sessions: a login beyond it ends the oldest', async () => {
+    const limited = await startReadyServer([...serverArgs, '--auth.maxSessionsPerUser=2']);
+    try {
+      const login = async () => {
+        const res = await passwordLogin(limited.url, GINA.name, GINA.password);
+        assert.equal(res.status, 200);
+        return { access: res.body['access_token'] as string, refresh: res.body['refresh_token'] as string };
+      };
+      const status = async (token: string) =>
+        (
+          await fetch(`${limited.url}/kapis/flow-test/v1/things`, {
+            headers: { Authorization: `Bearer ${token}` },
+          })
+        ).status;
+      const first = await login();
+      // The replica counts the sessions its cache holds, which its watch fills within milliseconds: log
+      // in again until the first session has been ended and the user holds two.
+      let last = await login();
+      await waitFor('logins beyond the limit end the oldest sessions', async () => {
+        last = await login();
+        const held = (await listSessions(kc, GINA.name)).length;
+        return (await status(first.access)) === 401 && held === 2 ? true : undefined;
+      });
+      assert.equal(await status(last.access), 404, 'the newest session works');
+
+      // Logins at the limit at once all pick the same oldest sessions to end: none of them fails, and the
+      // user is back at the limit after the next login.
+      await Promise.all(Array.from({ length: 4 }, login));
+      await waitFor('the user back at the limit', async () => {
+        last = await login();
+        return (await listSessions(kc, GINA.name)).length === 2 ? true : undefined;
+      });
+      assert.equal(await status(last.access), 404);
+      const refresh = await postForm(`${limited.url}/oauth/token`, {
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh,
+        client_id: 'platform',
+        client_secret: 'platform',
+      });
+      assert.equal(refresh.status, 400);
+      assert.equal(refresh.body['error'], 'invalid_grant');
+      const ended = sampleSum(
+        await (await fetch(`${limited.url}/metrics`)).text(),
+        'platform_auth_sessions_ended_total',
+        { reason: 'session_limit' },
+      );
+      assert.ok(ended >= 1, `sessions ended for the limit: ${ended}`);
+    } finally {
+      await limited.stop();
+    }
   });
 
   test('a disabled user can neither log in nor use tokens already issued', async () => {
