@@ -34,6 +34,7 @@ import bcrypt from 'bcrypt';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 import { createNodes } from '../cluster/node-fixtures.ts';
 import { httpGet } from '../support/http-client.ts';
+import { sampleSum } from '../support/metrics-exposition.ts';
 import { generateTestKeys } from '../support/iam-fixtures.ts';
 import {
   BENCH_GROUP,
@@ -1049,6 +1050,12 @@ async function soak(setup: Setup) {
   await refresher;
   clearInterval(timer);
   const peak = server.memory().peakRssMb;
+  // The sessions the logins left: each holds memory in every replica until it expires or is ended.
+  const exposition = await (await fetch(`${server.url}/metrics`)).text();
+  const sessionsHeld = Number(/^platform_auth_sessions_active (\S+)$/m.exec(exposition)?.[1] ?? NaN);
+  const sessionsEndedForLimit = sampleSum(exposition, 'platform_auth_sessions_ended_total', {
+    reason: 'session_limit',
+  });
   await server.stop();
   const warm = samples.filter((s) => s.t >= SOAK_S / 5);
   const warmStart = warm[0]?.rssMb ?? NaN;
@@ -1070,12 +1077,15 @@ async function soak(setup: Setup) {
     proxy_requests: proxy.requests,
     logins: logins.succeeded,
     refreshes,
+    sessions_held_at_end: sessionsHeld,
+    sessions_ended_for_limit: sessionsEndedForLimit,
   };
   process.stdout.write(
     [
       `soak: ${SOAK_S} s, ${fmt(NODES)} nodes; ${pages.requests} pages, ${figures.full_lists} full lists (half gzip), ${proxy.requests} proxied, ${logins.succeeded} logins, ${refreshes} refreshes`,
       `RSS every 10 s (MB): ${samples.map((s) => fmt(s.rssMb)).join(' ')}`,
       `RSS after warm-up ${fmt(warmStart)} MB, at the end ${fmt(end)} MB (${fmt(figures.growth_after_warm_pct, 1)}%), highest ${fmt(maxAfterWarm)} MB, peak (VmHWM) ${fmt(peak)} MB`,
+      `sessions held at the end ${fmt(sessionsHeld)}; ended for the per-user limit ${fmt(sessionsEndedForLimit)}`,
     ].join('\n') + '\n',
   );
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');
