@@ -199,9 +199,12 @@ export class SessionStore {
     return deleting;
   }
 
-  /** The user's sessions as this replica's cache knows them. */
+  /** The user's sessions as this replica's cache knows them (asked at every login: no copy of the cache). */
   sessionsOf(username: string): SessionObject[] {
-    return this.#informer.list().filter((s) => s.spec.username === username);
+    const found: SessionObject[] = [];
+    for (const session of this.#informer.values())
+      if (session.spec.username === username) found.push(session);
+    return found;
   }
 
   /** Deletes sessions whose refresh token has expired. Every replica sweeps; deleting twice is harmless. */
