@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { AccessLogPolicy } from '../observability/access-log-policy.ts';
+import { mayNameWatch } from '../observability/api-request-info.ts';
 import type { HttpMetrics } from '../observability/http-metrics.ts';
 import type { Logger, RequestContextStore } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-mapper.ts';
@@ -57,7 +58,7 @@ export function createApp(deps: AppDependencies): Express {
     const path = req.path;
     // Express parses the query string again at every read of req.query: read it only when it can
     // name `watch` (written out, or percent-encoded).
-    const watch = req.url.includes('watch') || req.url.includes('%') ? req.query['watch'] : undefined;
+    const watch = mayNameWatch(req.url) ? req.query['watch'] : undefined;
     const context = { requestId } as { requestId: string; user?: string };
     res.on('close', () => {
       const durationMs = Number(process.hrtime.bigint() - startedAt) / 1e6;

@@ -1,6 +1,12 @@
 import type http from 'node:http';
 import { ApiError } from '../kernel/api-error.ts';
-import { isWatchQuery, parseApiPath, verbOf, type RequestVerb } from '../observability/api-request-info.ts';
+import {
+  isWatchQuery,
+  mayNameWatch,
+  parseApiPath,
+  verbOf,
+  type RequestVerb,
+} from '../observability/api-request-info.ts';
 import { safeKubeSegments, UnsafePathError } from './kube-api-path.ts';
 
 /**
@@ -50,10 +56,9 @@ export function shapeRequest(req: http.IncomingMessage): RequestShape {
     throw err;
   }
   const info = parseApiPath(rawPath);
-  // Parsed only when the query may name `watch`, percent-encoded or not: most requests' queries do not.
   const watch =
     queryAt >= 0 &&
-    (target.includes('watch', queryAt) || target.includes('%', queryAt)) &&
+    mayNameWatch(target, queryAt) &&
     isWatchQuery(new URL(target, 'http://placeholder').searchParams.get('watch'));
   const verb = verbOf(req.method ?? 'GET', info, watch);
   const oneObjectOrList = verb === 'LIST' || (verb === 'GET' && info?.subresource === false);

@@ -97,6 +97,14 @@ export function verbOf(method: string, info: ApiPathInfo | undefined, watch: boo
   return m as RequestVerb;
 }
 
+/**
+ * False when the request target (from `from` on) cannot name `watch`, even percent-encoded: its query need
+ * not be parsed. Most requests' cannot, and parsing a query costs more than these two scans.
+ */
+export function mayNameWatch(target: string, from = 0): boolean {
+  return target.includes('watch', from) || target.includes('%', from);
+}
+
 /** `?watch=true` / `?watch=1` as the kube-apiserver reads it. */
 export function isWatchQuery(value: unknown): boolean {
   return value === 'true' || value === '1';

@@ -180,10 +180,10 @@ export class SessionStore {
     return sinceMs >= -this.#graceMs && sinceMs <= this.#graceMs;
   }
 
-  /** Ends a session; true if it existed. Every replica's cache drops it when the watch delivers the deletion. */
   /**
-   * Deletes a session; true if this call ended it. Concurrent calls for one session share one request:
-   * logins of one user at the session limit all pick the same oldest sessions to end.
+   * Ends a session; true if this call ended it. Every replica's cache drops it when the watch delivers the
+   * deletion. Concurrent calls for one session share one request: logins of one user at the session limit
+   * all pick the same oldest sessions to end.
    */
   delete(sessionId: string): Promise<boolean> {
     const pending = this.#deleting.get(sessionId);
