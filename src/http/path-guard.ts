@@ -3,14 +3,9 @@ import type { RequestHandler, Router } from 'express';
 /**
  * Routers mounted at the root are entered by every request: Express tries each of their routes, and a
  * router that answers nothing ends with a `setImmediate`. A node page passed ten routers that way. The
- * guard below enters a router only for the paths it can serve; the others pass it in the same turn.
+ * dispatch below enters a router only for the paths it can serve; the others are passed in the same turn.
  * docs/benchmarks.md, "Routers entered only for their paths", has the measurements.
  */
-
-/** A guarded router, with the router itself reachable for tools that list the app's routes. */
-export interface GuardedRouter extends RequestHandler {
-  readonly router: Router;
-}
 
 const DECLARED = Symbol('pathPrefixes');
 type Declared = Router & { [DECLARED]?: readonly string[] };
@@ -24,26 +19,52 @@ export function servedUnder(router: Router, prefixes: readonly string[]): Router
   return router;
 }
 
+/** Routers as one middleware, with the routers reachable for tools that list the app's routes. */
+export interface RoutersByPath extends RequestHandler {
+  readonly routers: readonly Router[];
+}
+
 /**
- * The router, entered only by requests whose path starts with one of its prefixes: the declared ones, or
- * else each route's path up to its first parameter or wildcard. Compared without case, as Express
- * routes match. A router with undeclared middleware is returned as it is: it is entered by every request.
+ * The routers, in order, as one middleware: a request enters only the routers that can serve its path —
+ * those with a prefix that starts it (the declared prefixes, or else each route's path up to its first
+ * parameter or wildcard; compared without case, as Express's routes match) and those whose paths cannot
+ * be known (a router with undeclared middleware). A router that passes the request on hands it to the
+ * next one that can serve it; an error goes on to the app's error handlers, as from any middleware.
+ * One layer instead of one per router: Express's router costs every layer a request passes, matched or
+ * not (docs/benchmarks.md, "One layer for all routers").
  */
-export function enteredForItsPaths(router: Router): RequestHandler {
-  const prefixes = (router as Declared)[DECLARED] ?? routePrefixes(router);
-  if (!prefixes) return router;
-  const guarded: RequestHandler = (req, res, next) => {
+export function routedByPath(routers: readonly Router[]): RoutersByPath {
+  const entries = routers.map((router) => ({
+    router,
+    prefixes: (router as Declared)[DECLARED] ?? routePrefixes(router),
+  }));
+  const dispatch: RequestHandler = (req, res, next) => {
     const raw = req.path; // an Express getter: read it once
     const path = UPPER_CASE.test(raw) ? raw.toLowerCase() : raw;
-    for (const prefix of prefixes) {
-      if (path.startsWith(prefix)) {
-        router(req, res, next);
+    let index = 0;
+    const enterNext = (err?: unknown) => {
+      // Express's router ends with a falsy value when it passes the request on ('router' included).
+      if (err) {
+        next(err);
         return;
       }
-    }
-    next();
+      while (index < entries.length) {
+        const { router, prefixes } = entries[index++]!;
+        if (!prefixes || servesUnder(path, prefixes)) {
+          router(req, res, enterNext);
+          return;
+        }
+      }
+      next();
+    };
+    enterNext();
   };
-  return Object.assign(guarded, { router }) satisfies GuardedRouter;
+  return Object.assign(dispatch, { routers });
+}
+
+function servesUnder(path: string, prefixes: readonly string[]): boolean {
+  for (const prefix of prefixes) if (path.startsWith(prefix)) return true;
+  return false;
 }
 
 const UPPER_CASE = /[A-Z]/;

@@ -643,7 +643,9 @@ async function proxyOnly(setup: Setup) {
 /**
  * Only the node page (a), and with --baseline=DIR the same page from DIR's server beside ours, the order
  * alternating each round: what a change to the request path does, judged by CPU per request (from /proc),
- * which varies far less between runs than req/s.
+ * which varies far less between runs than req/s. Two ceilings are measured in the same rounds: (d) a bare
+ * node:http server and (e) a bare Express app, each sending the page's bytes. Their CPU per request splits
+ * ours into what the wire costs, what Express costs, and what the server's own work costs.
  */
 async function pageOnly(setup: Setup) {
   const { ours: server, baseline: baselineServer } = await oursAndBaseline(setup);
@@ -651,25 +653,36 @@ async function pageOnly(setup: Setup) {
     ours: server,
     ...(baselineServer ? { baseline: baselineServer } : {}),
   };
-  const names = Object.keys(servers);
-  const results: Record<string, { rps: number[]; p99: number[]; cpuUs: number[] }> = {};
-  const specs: Record<string, Omit<LoadSpec, 'durationSeconds'>> = {};
-  for (const name of names) {
-    const { url } = servers[name]!;
+  const pagePath = '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name';
+  const targets: Record<string, { pid: number; spec: Omit<LoadSpec, 'durationSeconds'> }> = {};
+  let bodyFile = '';
+  for (const [name, { url, pid }] of Object.entries(servers)) {
     const token = (await login(url, setup.users[0]!)).access;
-    specs[name] = {
-      url: `${url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`,
-      headers: { Authorization: `Bearer ${token}` },
-      connections: CONNECTIONS,
-    };
+    const headers = { Authorization: `Bearer ${token}` };
+    targets[name] = { pid, spec: { url: `${url}${pagePath}`, headers, connections: CONNECTIONS } };
+    if (!bodyFile) {
+      bodyFile = path.join(setup.cp.dir, 'page.json');
+      writeFileSync(bodyFile, (await httpGet(`${url}${pagePath}`, headers)).body);
+    }
+  }
+  for (const [name, entry] of [
+    ['wire', 'bare-server.ts'],
+    ['express', 'bare-express.ts'],
+  ] as const) {
+    const { url, pid } = await startHelper(entry, [bodyFile]);
+    targets[name] = { pid, spec: { url: `${url}${pagePath}`, connections: CONNECTIONS } };
+  }
+  const names = Object.keys(targets);
+  const results: Record<string, { rps: number[]; p99: number[]; cpuUs: number[] }> = {};
+  for (const name of names) {
     results[name] = { rps: [], p99: [], cpuUs: [] };
-    await load({ ...specs[name]!, durationSeconds: WARMUP_S });
+    await load({ ...targets[name]!.spec, durationSeconds: WARMUP_S });
   }
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of round % 2 ? names : [...names].reverse()) {
-      const pid = servers[name]!.pid;
+      const { pid, spec } = targets[name]!;
       const before = cpuMs(pid);
-      const result = await load({ ...specs[name]!, durationSeconds: DURATION_S });
+      const result = await load({ ...spec, durationSeconds: DURATION_S });
       const cpuUs = ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests);
       if (result.non2xx + result.errors) throw new Error(`${name}: ${result.non2xx + result.errors} failed`);
       results[name]!.rps.push(result.requestsPerSecond);
@@ -688,6 +701,8 @@ async function pageOnly(setup: Setup) {
     cpu_us_per_request: median(results[name]!.cpuUs),
   });
   const ours = figure('ours');
+  const wire = figure('wire');
+  const bareExpress = figure('express');
   const baseline = BASELINE ? figure('baseline') : undefined;
   const figures = {
     nodes: NODES,
@@ -698,6 +713,13 @@ async function pageOnly(setup: Setup) {
     page_rps: ours.rps,
     page_p99_ms: ours.p99_ms,
     page_cpu_us_per_request: ours.cpu_us_per_request,
+    wire_rps: wire.rps,
+    wire_cpu_us_per_request: wire.cpu_us_per_request,
+    express_rps: bareExpress.rps,
+    express_cpu_us_per_request: bareExpress.cpu_us_per_request,
+    page_vs_wire: ours.rps / wire.rps,
+    page_vs_express: ours.rps / bareExpress.rps,
+    express_vs_wire: bareExpress.rps / wire.rps,
     ...(baseline
       ? {
           baseline_page_rps: baseline.rps,
@@ -707,15 +729,20 @@ async function pageOnly(setup: Setup) {
         }
       : {}),
   };
+  const line = (label: string, f: ReturnType<typeof figure>) =>
+    `${label} ${fmt(f.rps)} req/s, p99 ${fmt(f.p99_ms)} ms, ${fmt(f.cpu_us_per_request, 1)} CPU µs/request`;
   process.stdout.write(
     [
       `page only: ${fmt(NODES)} nodes, ${ROUNDS} rounds (medians), ${DURATION_S} s per run, ${CONNECTIONS} connections` +
         `${LOAD_CPUS ? `, load generator on CPU ${LOAD_CPUS}` : ''}`,
-      `ours ${fmt(ours.rps)} req/s, p99 ${fmt(ours.p99_ms)} ms, ${fmt(ours.cpu_us_per_request, 1)} CPU µs/request` +
+      line('ours', ours) +
         (baseline
           ? `; baseline (${BASELINE}) ${fmt(baseline.rps)} req/s, ${fmt(baseline.cpu_us_per_request, 1)} CPU µs/request; ` +
             `ours/baseline: req/s ${fmt(ours.rps / baseline.rps, 3)}, CPU per request ${fmt(ours.cpu_us_per_request / baseline.cpu_us_per_request, 3)}`
           : ''),
+      line('(d) bare node:http, same bytes:', wire),
+      line('(e) bare Express, same bytes and headers:', bareExpress),
+      `ours/(d) ${fmt(figures.page_vs_wire, 2)}, ours/(e) ${fmt(figures.page_vs_express, 2)}, (e)/(d) ${fmt(figures.express_vs_wire, 2)}`,
     ].join('\n') + '\n',
   );
   process.stdout.write(JSON.stringify(roundAll(figures)) + '\n');

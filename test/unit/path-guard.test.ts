@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import express, { Router } from 'express';
-import { enteredForItsPaths, servedUnder, type GuardedRouter } from '../../src/http/path-guard.ts';
+import { routedByPath, servedUnder } from '../../src/http/path-guard.ts';
 import { whileServing } from '../support/serving.ts';
 
-/** An app with the guarded routers, then a fallback naming the path. */
+/** An app with the routers as one layer, then a fallback naming the path, then an error handler. */
 async function serve(routers: Router[], run: (get: (path: string) => Promise<string>) => Promise<void>) {
   const app = express();
-  for (const router of routers) app.use(enteredForItsPaths(router));
+  app.use(routedByPath(routers));
   app.use((req, res) => {
     res.status(404).send(`fallback ${req.path}`);
+  });
+  app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(500).send(`error ${err.message}`);
   });
   await whileServing(app, (url) => run(async (path) => (await fetch(`${url}${path}`)).text()));
 }
@@ -29,23 +32,53 @@ describe('routers entered only for their paths', () => {
     });
   });
 
-  test('the router is entered only when a route’s literal prefix starts the path', () => {
+  test('a router is entered only when a route’s literal prefix starts the path, in the routers’ order', () => {
     const entered: string[] = [];
-    // A stand-in router: its routes as Express lists them, and a record of each entry.
-    const router = Object.assign(
-      (req: { path: string }) => {
-        entered.push(req.path);
-      },
-      { stack: [{ route: { path: '/kapis/things/v1/items/:name' } }, { route: { path: '/healthz' } }] },
-    ) as unknown as Router;
-    const guarded = enteredForItsPaths(router);
+    // Stand-in routers: their routes as Express lists them, and a record of each entry; they pass it on.
+    const standIn = (name: string, paths: string[]) =>
+      Object.assign(
+        (req: { path: string }, _res: unknown, next: () => void) => {
+          entered.push(`${name} ${req.path}`);
+          next();
+        },
+        { stack: paths.map((path) => ({ route: { path } })) },
+      ) as unknown as Router;
+    const dispatch = routedByPath([
+      standIn('first', ['/kapis/things/v1/items/:name', '/healthz']),
+      standIn('second', ['/kapis/things/v1/items', '/api/{*rest}']),
+    ]);
     const passed: string[] = [];
     for (const path of ['/kapis/things/v1/items/a', '/Healthz', '/kapis/things/v1', '/api/v1/nodes', '/']) {
-      guarded({ path } as never, {} as never, () => passed.push(path));
+      dispatch({ path } as never, {} as never, () => passed.push(path));
     }
-    assert.deepEqual(entered, ['/kapis/things/v1/items/a', '/Healthz']);
-    // Passed on at once, in the same turn: no setImmediate of an exhausted router.
-    assert.deepEqual(passed, ['/kapis/things/v1', '/api/v1/nodes', '/']);
+    assert.deepEqual(entered, [
+      'first /kapis/things/v1/items/a',
+      'second /kapis/things/v1/items/a',
+      'first /Healthz',
+      'second /api/v1/nodes',
+    ]);
+    // Every path passed on at once, in the same turn: no setImmediate of an exhausted router.
+    assert.deepEqual(passed, [
+      '/kapis/things/v1/items/a',
+      '/Healthz',
+      '/kapis/things/v1',
+      '/api/v1/nodes',
+      '/',
+    ]);
+  });
+
+  test('an error from a router goes to the error handlers, past the routers after it', async () => {
+    const failing = Router().get('/kapis/things/v1/items', () => {
+      throw new Error('boom');
+    });
+    const later = Router().get('/kapis/things/v1/items', (_req, res) => void res.send('later'));
+    const passing = Router().get('/kapis/things/v1/items', (_req, _res, next) => next());
+    await serve([failing, later], async (get) => {
+      assert.equal(await get('/kapis/things/v1/items'), 'error boom');
+    });
+    await serve([passing, later], async (get) => {
+      assert.equal(await get('/kapis/things/v1/items'), 'later');
+    });
   });
 
   test('a router with middleware is entered for the prefixes it declares, or for every path', async () => {
@@ -69,11 +102,9 @@ describe('routers entered only for their paths', () => {
     assert.deepEqual(seen, ['declared /oauth/nothing', 'undeclared /oauth/nothing', 'undeclared /api/v1']);
   });
 
-  test('the guarded router stays reachable for tools that list routes', () => {
+  test('the routers stay reachable for tools that list routes', () => {
     const router = Router().get('/healthz', (_req, res) => void res.send('ok'));
-    const guarded = enteredForItsPaths(router) as GuardedRouter;
-    assert.equal(guarded.router, router);
     const undeclared = Router().use((_req, _res, next) => next());
-    assert.equal(enteredForItsPaths(undeclared), undeclared);
+    assert.deepEqual(routedByPath([router, undeclared]).routers, [router, undeclared]);
   });
 });
