@@ -2,6 +2,7 @@ import https from 'node:https';
 import type http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { groupsToImpersonate, type Identity } from '../kernel/identity.ts';
+import { FixedTlsAgent } from './fixed-tls-agent.ts';
 import { stripClientCredentials } from './header-hygiene.ts';
 
 /** How the proxy reaches the kube-apiserver: its URL, a TLS agent and the server's own credential. */
@@ -43,7 +44,7 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
   // TLS material (CA, client certificate) is fixed for the life of the process.
   const tls: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(tls);
-  const agent = new https.Agent({
+  const agent = new FixedTlsAgent({
     ca: tls.ca,
     cert: tls.cert,
     key: tls.key,

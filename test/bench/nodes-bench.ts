@@ -229,6 +229,7 @@ async function benchmark(setup: Setup) {
   const bodyFile = path.join(cp.dir, 'page.json');
   writeFileSync(bodyFile, page.body);
   const { url: bareUrl } = await startHelper('bare-server.ts', [bodyFile]);
+  const { url: bareExpressUrl } = await startHelper('bare-express.ts', [bodyFile]);
   const bareProxy = await startBareProxy(setup);
   const admin = { Authorization: `Bearer ${cp.admin.token}` };
   const kube = { headers: admin, caPem: cp.caPem };
@@ -239,6 +240,7 @@ async function benchmark(setup: Setup) {
     aMany: [] as LoadResult[],
     b: [] as LoadResult[],
     d: [] as LoadResult[],
+    e: [] as LoadResult[],
     proxy: [] as LoadResult[],
     bareProxy: [] as LoadResult[],
     direct: [] as LoadResult[],
@@ -272,6 +274,12 @@ async function benchmark(setup: Setup) {
       );
       runs.d.push(
         await measure('(d) bare node:http, same bytes', { url: bareUrl, connections: CONNECTIONS }),
+      );
+      runs.e.push(
+        await measure('(e) bare Express, same bytes', {
+          url: `${bareExpressUrl}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`,
+          connections: CONNECTIONS,
+        }),
       );
       runs.proxy.push(
         await measure('(p) ours, proxy /api/v1/nodes?limit=10', {
@@ -337,6 +345,9 @@ async function benchmark(setup: Setup) {
     a_b: m(runs.a1) / m(runs.b),
     a_d: m(runs.a1) / m(runs.d),
     a_many_d: m(runs.aMany) / m(runs.d),
+    e_rps: m(runs.e),
+    a_e: m(runs.a1) / m(runs.e),
+    e_b: m(runs.e) / m(runs.b),
     a_p50_ms: m(runs.a1, (r) => r.p50Ms),
     a_p99_ms: m(runs.a1, (r) => r.p99Ms),
     proxy_rps: m(runs.proxy),
@@ -379,6 +390,7 @@ async function benchmark(setup: Setup) {
     table(`(a) ours: same, ${tokens.length} distinct tokens of ${setup.users.length} users`, runs.aMany),
     table('(b) kube-apiserver: LIST `limit=10`', runs.b),
     table('(d) bare node:http, prebuilt bytes of (a)', runs.d),
+    table('(e) bare Express, one route: the same bytes and headers', runs.e),
     table('(p) ours: proxy `/api/v1/nodes?limit=10` (impersonating)', runs.proxy),
     table('(q) the smallest Node proxy: same path, same impersonation', runs.bareProxy),
     table('(p) kube-apiserver directly: same path', runs.direct),
@@ -386,7 +398,7 @@ async function benchmark(setup: Setup) {
     table('(c) ours: full list (2 connections)', runs.full),
     table('(c) ours: full list, gzip (2 connections)', runs.fullGzip),
     '',
-    `a/b: ${fmt(figures.a_b, 1)}× (goal ≥ 15); a/d: ${fmt(figures.a_d, 2)} (goal ≥ 0.5), with ${tokens.length} tokens ${fmt(figures.a_many_d, 2)}`,
+    `a/b: ${fmt(figures.a_b, 1)}× (goal ≥ 15); a/d: ${fmt(figures.a_d, 2)} (goal ≥ 0.5), with ${tokens.length} tokens ${fmt(figures.a_many_d, 2)}; a/e: ${fmt(figures.a_e, 2)}, e/b: ${fmt(figures.e_b, 1)}× (Express's own ceiling against the kube-apiserver)`,
     `proxy/direct: ${fmt(figures.proxy_ratio, 2)} (goal ≥ 0.85); proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy/direct: ${fmt(figures.bare_proxy_ratio, 2)}, ours/it ${fmt(figures.proxy_vs_bare_proxy, 2)}`,
     ...stormLines(storm),
     `access log, MB per minute at 1,000 req/s (mix: 90% page reads, 5% probes, 5% 404s): ${Object.entries(

@@ -1,0 +1,28 @@
+import https from 'node:https';
+
+/** The TLS material an agent fixes for every connection it makes. */
+const FIXED_TLS_OPTIONS = ['ca', 'cert', 'key'] as const;
+
+/**
+ * An https.Agent whose CA, client certificate and key are its own. Node keys the agent's connection pools
+ * by a name that includes that material (`https.Agent#getName`): at each request the agent converts the
+ * PEM Buffers to strings and looks the result, several kB long, up as a property name — three times (on
+ * request, on free, on reuse). An agent's own options override a request's (Node merges them last), so
+ * for material the agent sets, the name's part never differs between its requests; it is left out of the
+ * name. Anything else that distinguishes a connection (host, port, servername, verification) stays in.
+ */
+export class FixedTlsAgent extends https.Agent {
+  readonly #fixed: ReadonlySet<string>;
+
+  constructor(options: https.AgentOptions) {
+    super(options);
+    this.#fixed = new Set(FIXED_TLS_OPTIONS.filter((name) => options[name] !== undefined));
+  }
+
+  override getName(options?: https.RequestOptions): string {
+    if (!options || this.#fixed.size === 0) return super.getName(options);
+    const rest: Record<string, unknown> = { ...options };
+    for (const name of this.#fixed) rest[name] = undefined;
+    return super.getName(rest);
+  }
+}
