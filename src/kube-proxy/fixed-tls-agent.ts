@@ -7,9 +7,10 @@ const FIXED_TLS_OPTIONS = ['ca', 'cert', 'key'] as const;
  * An https.Agent whose CA, client certificate and key are its own. Node keys the agent's connection pools
  * by a name that includes that material (`https.Agent#getName`): at each request the agent converts the
  * PEM Buffers to strings and looks the result, several kB long, up as a property name — three times (once
- * as it is sent, twice as its connection is freed). An agent's own options override a request's (Node merges them last), so
- * for material the agent sets, the name's part never differs between its requests; it is left out of the
- * name. Anything else that distinguishes a connection (host, port, servername, verification) stays in.
+ * as it is sent, twice as its connection is freed). An agent's own options override a request's (Node
+ * merges them last), so for material the agent sets, the name's part never differs between its requests;
+ * it is left out of the name. Anything else that distinguishes a connection (host, port, servername,
+ * verification) stays in.
  */
 export class FixedTlsAgent extends https.Agent {
   readonly #fixed: ReadonlySet<string>;
