@@ -16,7 +16,8 @@
 //   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part, with CPU ms per request
 //                                           of our server and the kube-apiserver; DIR: another checkout
 //                                           (its src/main.ts) run beside ours, rounds interleaved
-//   npm run bench:nodes -- --quick --page [--baseline=DIR]    only the node page (a), with CPU µs per request;
+//   npm run bench:nodes -- --quick --page [--baseline=DIR]    only the node page (a), with CPU µs per request,
+//                                           beside the ceilings (d) bare node:http and (e) bare Express;
 //                                           with DIR as above. For a small change, pin the processes:
 //                                           BENCH_LOAD_CPUS=0 taskset -c 1 node test/bench/nodes-bench.ts …
 //                                           (the servers on core 1, the load generator on core 0)
