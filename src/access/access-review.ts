@@ -5,7 +5,7 @@ import { kubeRequest } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import { gauge, histogram } from '../observability/metrics.ts';
-import { seriesCounter, type SeriesCounter } from '../observability/series-metrics.ts';
+import { type CounterSeries, seriesCounter, type SeriesCounter } from '../observability/series-metrics.ts';
 import { ReviewHealth, type ReviewHealthReport } from './review-health.ts';
 import { TtlCache } from './ttl-cache.ts';
 
@@ -39,6 +39,15 @@ export interface Decision extends ReviewAnswer {
 
 /** Says how old a stale authorization answer is, on responses that relied on one. */
 export const AUTHZ_STALE_HEADER = 'X-Authorization-Stale-Seconds';
+
+/**
+ * An answer in the cache. What serving it fresh takes, the decision and the series it is counted in, is
+ * made at its first fresh use and then shared: most requests are answered from the cache.
+ */
+interface Held {
+  answer: ReviewAnswer;
+  servedFresh?: { decision: Decision; checks: CounterSeries };
+}
 
 /** A review's outcome, wrapped so that a pending promise can be told apart from a timer. */
 interface Pending {
@@ -80,9 +89,11 @@ export const DEFAULT_REVALIDATE_WAIT_MS = 250;
 export class AccessReviewer {
   readonly #options: AccessReviewerOptions & { revalidateWaitMs: number };
   readonly #health: ReviewHealth;
-  readonly #cache: TtlCache<ReviewAnswer>;
+  readonly #cache: TtlCache<Held>;
   // The caller's part of a cache key, per identity object: the authenticator shares one between requests.
   readonly #callerKeys = new WeakMap<Identity, string>();
+  // The question's part, per frozen attributes object: a route that always asks the same question keeps one.
+  readonly #questionKeys = new WeakMap<ResourceAttributes, string>();
   readonly #inFlight = new Map<string, { promise: Promise<Pending>; startedAtMs: number }>();
   readonly #nowMs: () => number;
   readonly #checks: SeriesCounter<'verb' | 'resource' | 'decision' | 'source'>;
@@ -127,13 +138,20 @@ export class AccessReviewer {
    * next request. Without a young-enough answer the request waits for the review (up to its timeout).
    */
   async check(identity: Identity, attributes: ResourceAttributes): Promise<Decision> {
-    const key = cacheKey(this.#callerKey(identity), attributes);
+    const key = this.#callerKey(identity) + this.#questionKey(attributes);
     const cached = this.#cache.get(key);
     const now = this.#nowMs();
-    if (cached?.fresh) return this.#count(attributes, { ...cached.value, source: 'cache', ageSeconds: 0 });
+    if (cached?.fresh) {
+      const served = (cached.value.servedFresh ??= {
+        decision: Object.freeze({ ...cached.value.answer, source: 'cache', ageSeconds: 0 }),
+        checks: this.#checks.series(checkLabels(attributes, cached.value.answer.allowed, 'cache')),
+      });
+      served.checks.inc();
+      return served.decision;
+    }
 
     const usable =
-      cached && now - cached.storedAtMs <= this.#ttlMs(cached.value) + this.#options.staleIfErrorMs
+      cached && now - cached.storedAtMs <= this.#ttlMs(cached.value.answer) + this.#options.staleIfErrorMs
         ? cached
         : undefined;
     const review = this.#askOnce(key, identity, attributes);
@@ -160,7 +178,7 @@ export class AccessReviewer {
     const ageMs = this.#nowMs() - usable.storedAtMs;
     this.#health.servedStale(ageMs);
     return this.#count(attributes, {
-      ...usable.value,
+      ...usable.value.answer,
       source: 'stale',
       ageSeconds: Math.floor(ageMs / 1000),
     });
@@ -229,7 +247,7 @@ export class AccessReviewer {
       .review(identity, attributes)
       .then((answer): Pending => {
         this.#reviewSeconds.observe({ outcome: 'answered' }, seconds());
-        this.#cache.set(key, answer, this.#ttlMs(answer));
+        this.#cache.set(key, { answer }, this.#ttlMs(answer));
         this.#health.answered();
         return { answer };
       })
@@ -261,23 +279,38 @@ export class AccessReviewer {
     return caller;
   }
 
+  #questionKey(a: ResourceAttributes): string {
+    // Only a frozen question, a route's constant, cannot change under its key; others are asked once anyway.
+    const kept = Object.isFrozen(a);
+    let question = kept ? this.#questionKeys.get(a) : undefined;
+    if (question === undefined) {
+      // Beside the caller's JSON array another JSON array still reads back one way: the key stays unambiguous.
+      question = JSON.stringify([
+        a.verb,
+        a.group,
+        a.resource,
+        a.subresource ?? '',
+        a.namespace ?? '',
+        a.name ?? '',
+      ]);
+      if (kept) this.#questionKeys.set(a, question);
+    }
+    return question;
+  }
+
   #count(attributes: ResourceAttributes, decision: Decision): Decision {
-    this.#checks.inc({
-      verb: attributes.verb,
-      resource: attributes.resource,
-      decision: decision.allowed ? 'allowed' : 'denied',
-      source: decision.source,
-    });
+    this.#checks.inc(checkLabels(attributes, decision.allowed, decision.source));
     return decision;
   }
 }
 
-function cacheKey(caller: string, a: ResourceAttributes): string {
-  // Two JSON arrays side by side still read back one way: the key stays unambiguous.
-  return (
-    caller +
-    JSON.stringify([a.verb, a.group, a.resource, a.subresource ?? '', a.namespace ?? '', a.name ?? ''])
-  );
+function checkLabels(attributes: ResourceAttributes, allowed: boolean, source: DecisionSource) {
+  return {
+    verb: attributes.verb,
+    resource: attributes.resource,
+    decision: allowed ? 'allowed' : 'denied',
+    source,
+  };
 }
 
 /** The kube-apiserver's own wording, so clients that parse it are not surprised. */

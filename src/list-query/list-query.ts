@@ -12,29 +12,29 @@ export type SortBy = 'name' | 'creationTimestamp' | 'lastUpdateTimestamp' | 'sta
 
 export interface ListQuery<Status extends string = string> {
   /** 1-based page number; ignored when there is no limit. */
-  page: number;
+  readonly page: number;
   /** Page size; undefined means all items. */
-  limit: number | undefined;
-  sortBy: SortBy;
-  ascending: boolean;
+  readonly limit: number | undefined;
+  readonly sortBy: SortBy;
+  readonly ascending: boolean;
   /** Case-sensitive substring of the name; undefined means no name filter. */
-  name: string | undefined;
-  labelSelector: LabelSelector;
+  readonly name: string | undefined;
+  readonly labelSelector: LabelSelector;
   /** Exact names (`names=a,b`); undefined means no filter. */
-  names: ReadonlySet<string> | undefined;
+  readonly names: ReadonlySet<string> | undefined;
   /** Exact `metadata.uid`; undefined means no filter. */
-  uid: string | undefined;
+  readonly uid: string | undefined;
   /** `label=`: a selector matched against labels (the same as `labelSelector`, both must hold). */
-  label: LabelSelector;
+  readonly label: LabelSelector;
   /** `annotation=`: a selector matched against annotations. */
-  annotation: LabelSelector;
+  readonly annotation: LabelSelector;
   /** Case-sensitive substring of the `<platform>.io/alias-name` annotation. */
-  alias: string | undefined;
-  status: Status | undefined;
+  readonly alias: string | undefined;
+  readonly status: Status | undefined;
   /** The kind's own filter parameters that were given (`options.filters`), by name. */
-  filters: ReadonlyMap<string, string>;
+  readonly filters: ReadonlyMap<string, string>;
   /** Canonical text of the query: equal for queries that select the same page. */
-  canonical: string;
+  readonly canonical: string;
 }
 
 export type RawQuery = Readonly<Record<string, unknown>>;
@@ -94,6 +94,40 @@ function single(query: RawQuery, parameter: string): string | undefined {
   throw new ApiError('BadRequest', message, {
     details: { causes: [{ reason: 'FieldValueDuplicate', message, field: parameter }] },
   });
+}
+
+/** Longer query strings are parsed every time: the cache's memory stays small whatever clients send. */
+const MAX_KEPT_QUERY_LENGTH = 512;
+
+/**
+ * The list queries of one route, parsed once per query string. Clients poll the same few queries (a
+ * console's page, a script's filter), and Express parses the query string again at each read of
+ * `req.query`. A parsed query is shared by the requests that sent its text, so it is read-only. Only valid
+ * queries are kept; a full cache is emptied, since any entry is cheap to make again.
+ */
+export class ListQueryParser<Status extends string = never> {
+  readonly #options: ListQueryOptions<Status>;
+  readonly #maxEntries: number;
+  readonly #parsed = new Map<string, ListQuery<Status>>();
+
+  constructor(options: ListQueryOptions<Status> = {}, maxEntries = 256) {
+    this.#options = options;
+    this.#maxEntries = maxEntries;
+  }
+
+  /** The query of a request whose URL is `url`; `raw()` gives its parameters when they must be parsed. */
+  parse(url: string, raw: () => RawQuery): ListQuery<Status> {
+    const mark = url.indexOf('?');
+    const text = mark < 0 ? '' : url.slice(mark + 1);
+    const known = this.#parsed.get(text);
+    if (known) return known;
+    const query = Object.freeze(parseListQuery(raw(), this.#options));
+    if (text.length <= MAX_KEPT_QUERY_LENGTH) {
+      if (this.#parsed.size >= this.#maxEntries) this.#parsed.clear();
+      this.#parsed.set(text, query);
+    }
+    return query;
+  }
 }
 
 export function parseListQuery<Status extends string = never>(

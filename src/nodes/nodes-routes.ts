@@ -6,7 +6,7 @@ import { AUTHZ_STALE_HEADER, type Decision, type ResourceAttributes } from '../a
 import { ApiError } from '../kernel/api-error.ts';
 import { counter } from '../observability/metrics.ts';
 import { seriesCounter } from '../observability/series-metrics.ts';
-import { parseListQuery } from '../list-query/list-query.ts';
+import { ListQueryParser } from '../list-query/list-query.ts';
 import type { NodeSource } from './node-cache.ts';
 import type { Selection } from './node-index.ts';
 import { NODE_STATUSES } from './node-status.ts';
@@ -42,6 +42,9 @@ export interface NodesRoutesOptions {
   memoMaxBytes: number;
 }
 
+/** The question every list asks; frozen, so the authorizer keeps its cache key (access-review.ts). */
+const LIST_NODES: ResourceAttributes = Object.freeze({ verb: 'list', group: '', resource: 'nodes' });
+
 const OPEN = Buffer.from('{"items":[');
 const COMMA = Buffer.from(',');
 
@@ -70,11 +73,15 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const base = resourcesApiPath(options.platformName);
   const memo = new BodyMemo({ maxBytes: options.memoMaxBytes });
   const etags = new EtagMemo({ maxEntries: 10_000 });
+  const listQueries = new ListQueryParser({ statuses: NODE_STATUSES });
   const responses = seriesCounter(options.registry, {
     name: 'platform_node_responses_total',
     help: 'Node API answers by verb (list, get) and outcome (ok, not_modified, not_found).',
     labelNames: ['verb', 'outcome'],
   });
+  // The list's outcomes, resolved once: every page request counts in one of them.
+  const listOk = responses.series({ verb: 'list', outcome: 'ok' });
+  const listNotModified = responses.series({ verb: 'list', outcome: 'not_modified' });
   const bodiesBuilt = counter(options.registry, {
     name: 'platform_node_list_bodies_built_total',
     help: 'Node list bodies assembled (answers to repeated queries of an unchanged cache are reused).',
@@ -94,24 +101,21 @@ export function nodesRoutes(options: NodesRoutesOptions): Router {
   const router = Router();
 
   router.get(`${base}/nodes`, async (req: Request, res: Response) => {
-    setAuthzAge(
-      res,
-      await authorizer.authorize(identityOf(req), { verb: 'list', group: '', resource: 'nodes' }),
-    );
-    const query = parseListQuery(req.query, { statuses: NODE_STATUSES });
+    setAuthzAge(res, await authorizer.authorize(identityOf(req), LIST_NODES));
+    const query = listQueries.parse(req.url, () => req.query);
     prepare(res);
     const stateTag = nodes.stateTag;
     const etag = etags.get(stateTag, query.canonical);
     setCacheHeaders(res, etag);
     if (sendNotModified(req, res, etag)) {
-      responses.inc({ verb: 'list', outcome: 'not_modified' });
+      listNotModified.inc();
       return;
     }
     const prepared = memo.get(stateTag, query.canonical, etag, () => {
       bodiesBuilt.inc();
       return listBody(nodes.index.select(query));
     });
-    responses.inc({ verb: 'list', outcome: 'ok' });
+    listOk.inc();
     await sendJson(res, prepared, { gzipMinBytes: options.gzipMinBytes, acceptsGzip: acceptsGzip(req) });
   });
 

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { AUTHZ_STALE_HEADER, type ResourceAttributes } from '../access/access-review.ts';
 import { servedUnder } from '../http/path-guard.ts';
 import { identityOf } from '../http/request-context.ts';
-import { parseListQuery, type ListQueryOptions } from '../list-query/list-query.ts';
+import { ListQueryParser, type ListQueryOptions } from '../list-query/list-query.ts';
 import { sendJson, sendNotModified, setCacheHeaders } from '../nodes/prepared-response.ts';
 import { resourcesApiPath, STALE_HEADER, type Authorizer } from '../nodes/nodes-routes.ts';
 import { counter } from '../observability/metrics.ts';
@@ -68,13 +68,13 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
 
   const inner = Router();
   for (const { kind, reader } of options.kinds) {
-    const queryOptions = listQueryOptions(kind);
+    const listQueries = new ListQueryParser(listQueryOptions(kind));
     const attributes = { group: kind.group, resource: kind.resource };
 
     const list = async (req: Request<Params>, res: Response) => {
       const namespace = req.params.namespace;
       await authorize(req, res, { verb: 'list', ...attributes, ...(namespace ? { namespace } : {}) });
-      const query = parseListQuery(req.query, queryOptions);
+      const query = listQueries.parse(req.url, () => req.query);
       await send(req, res, kind, 'list', await reader.list({ identity: identityOf(req), namespace, query }));
     };
     const get = async (req: Request<Params>, res: Response) => {

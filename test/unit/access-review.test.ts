@@ -91,6 +91,31 @@ describe('access reviewer', () => {
     assert.equal(auth.state.calls, 2);
   });
 
+  test('answers from the cache are each counted; a frozen question keeps its key, a mutable one is read anew', async () => {
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    auth.state.allowed.add('alice:get');
+    const registry = new Registry();
+    const r = reviewer(auth.review, { now: 0 }, registry);
+    const frozen = Object.freeze({ ...listNodes });
+    await r.check(alice, frozen);
+    const hits = [
+      await r.check(alice, frozen),
+      await r.check(alice, { ...listNodes }),
+      await r.check(alice, frozen),
+    ];
+    assert.ok(hits.every((hit) => hit.source === 'cache' && hit.allowed));
+    assert.equal(auth.state.calls, 1, 'the same question, frozen or not');
+    const mutable: ResourceAttributes = { ...listNodes, verb: 'get', name: 'n1' };
+    await r.check(alice, mutable);
+    mutable.name = 'n2';
+    await r.check(alice, mutable);
+    assert.equal(auth.state.calls, 3, 'a changed question is asked');
+    const metrics = await registry.getSingleMetricAsString('platform_authz_checks_total');
+    assert.match(metrics, /verb="list",resource="nodes",decision="allowed",source="cache"\} 3/);
+    assert.match(metrics, /verb="list",resource="nodes",decision="allowed",source="apiserver"\} 1/);
+  });
+
   test('denials are cached for a shorter time, so a new binding takes effect soon', async () => {
     const auth = authority();
     const clock = { now: 0 };

@@ -62,4 +62,35 @@ describe('the bearer door', () => {
     }
     assert.deepEqual(counts, ['missing', 'invalid', 'expired']);
   });
+
+  test('requests on one connection: each is judged by its own header, however the one before it went', async () => {
+    const counts: string[] = [];
+    const seen: string[] = [];
+    const remembering = new BearerDoor({
+      authenticate: async (token) => {
+        seen.push(token);
+        if (token === 'good' || token === 'other') return { username: token, groups: [] };
+        throw new Refused('token has expired');
+      },
+      refusalOf: (err) => (err instanceof Refused ? err : undefined),
+      realm: 'platform',
+      counter: { inc: ({ outcome }) => void counts.push(outcome) },
+    });
+    const socket = {};
+    const on = (authorization: string) =>
+      ({ headers: { authorization }, socket }) as unknown as IncomingMessage;
+    const outcome = (req: IncomingMessage) =>
+      remembering.admit(req).then(
+        (identity) => identity.username,
+        (err: unknown) => (err instanceof ApiError ? kubeStatusOf(err).message : String(err)),
+      );
+    assert.equal(await outcome(on('Bearer good')), 'good');
+    assert.equal(await outcome(on('Bearer good')), 'good');
+    assert.equal(await outcome(on('Bearer  other ')), 'other', 'another header, another token');
+    assert.match(await outcome(on('Basic YTpi')), /not "Bearer <token>"/);
+    assert.match(await outcome(on('Bearer bad')), /token has expired/);
+    assert.equal(await outcome(on('Bearer good')), 'good');
+    assert.deepEqual(seen, ['good', 'good', 'other', 'bad', 'good'], 'every request is authenticated');
+    assert.deepEqual(counts, ['success', 'success', 'success', 'invalid', 'expired', 'success']);
+  });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
-import { parseListQuery } from '../../src/list-query/list-query.ts';
+import { ListQueryParser, parseListQuery } from '../../src/list-query/list-query.ts';
 import { NODE_STATUSES } from '../../src/nodes/node-status.ts';
 
 const parse = (query: Record<string, unknown>) => parseListQuery(query, { statuses: NODE_STATUSES });
@@ -106,5 +106,56 @@ describe('list query', () => {
 
   test('status is an unknown parameter for kinds without statuses', () => {
     assert.equal(parseListQuery({ status: 'whatever' }).status, undefined);
+  });
+});
+
+describe('list queries parsed once per query string', () => {
+  test('one parse per query text, shared read-only; each invalid query refused every time', () => {
+    const parser = new ListQueryParser({ statuses: NODE_STATUSES });
+    let parses = 0;
+    const raw = (query: Record<string, unknown>) => () => {
+      parses++;
+      return query;
+    };
+    const first = parser.parse('/nodes?limit=10&sortBy=name', raw({ limit: '10', sortBy: 'name' }));
+    const again = parser.parse('/nodes?limit=10&sortBy=name', raw({ limit: '10', sortBy: 'name' }));
+    assert.equal(again, first);
+    assert.ok(Object.isFrozen(first));
+    assert.equal(first.limit, 10);
+    assert.equal(first.sortBy, 'name');
+    assert.equal(parses, 1);
+    assert.equal(
+      parser.parse('/other/path?limit=10&sortBy=name', raw({})),
+      first,
+      'keyed by the query alone',
+    );
+    assert.equal(parser.parse('/nodes?limit=20', raw({ limit: '20' })).limit, 20);
+    assert.equal(parser.parse('/nodes', raw({})).limit, undefined);
+    assert.equal(parses, 3);
+    for (let i = 0; i < 2; i++) {
+      assert.throws(() => parser.parse('/nodes?limit=0', raw({ limit: '0' })), /"limit"/);
+    }
+    assert.equal(parses, 5, 'an invalid query is not kept');
+  });
+
+  test('bounded: a full cache starts over, and long query strings are never kept', () => {
+    const parser = new ListQueryParser({}, 2);
+    let parses = 0;
+    const parse = (url: string) =>
+      parser.parse(url, () => {
+        parses++;
+        return {};
+      });
+    parse('?a=1');
+    parse('?a=2');
+    parse('?a=3'); // the cache held two: emptied, then holds this one
+    parse('?a=3');
+    assert.equal(parses, 3);
+    parse('?a=1');
+    assert.equal(parses, 4);
+    const long = `?name=${'x'.repeat(600)}`;
+    parse(long);
+    parse(long);
+    assert.equal(parses, 6);
   });
 });
