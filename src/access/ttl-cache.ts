@@ -14,6 +14,7 @@ export class TtlCache<V> {
   readonly #entries = new Map<string, { value: V; storedAtMs: number; expiresAtMs: number }>();
   readonly #maxEntries: number;
   readonly #nowMs: () => number;
+  #lastTouched: string | undefined;
 
   constructor(options: { maxEntries: number; nowMs?: () => number }) {
     if (options.maxEntries < 1) throw new Error('maxEntries must be at least 1');
@@ -28,9 +29,13 @@ export class TtlCache<V> {
   get(key: string): CacheHit<V> | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
-    // Map iteration order is insertion order: re-inserting marks the entry most recently used.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    // Map iteration order is insertion order: re-inserting marks the entry most recently used. The entry
+    // touched last is already there; most requests ask what the one before them asked.
+    if (key !== this.#lastTouched) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+      this.#lastTouched = key;
+    }
     return { value: entry.value, fresh: this.#nowMs() < entry.expiresAtMs, storedAtMs: entry.storedAtMs };
   }
 
@@ -38,6 +43,7 @@ export class TtlCache<V> {
     const now = this.#nowMs();
     this.#entries.delete(key);
     this.#entries.set(key, { value, storedAtMs: now, expiresAtMs: now + ttlMs });
+    this.#lastTouched = key;
     while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);
@@ -46,5 +52,6 @@ export class TtlCache<V> {
 
   clear(): void {
     this.#entries.clear();
+    this.#lastTouched = undefined;
   }
 }

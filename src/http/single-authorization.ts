@@ -1,5 +1,4 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
 import { ApiError } from '../kernel/api-error.ts';
 
 /**
@@ -26,8 +25,3 @@ export function duplicateAuthorization(req: IncomingMessage): ApiError | undefin
     ? new ApiError('BadRequest', 'more than one Authorization header: send exactly one')
     : undefined;
 }
-
-/** Refuses a request with more than one Authorization header (400; a Status, or RFC 6749 JSON under /oauth/). */
-export const singleAuthorization: RequestHandler = (req, _res, next) => {
-  next(duplicateAuthorization(req));
-};

@@ -44,6 +44,21 @@ export interface HttpMetrics {
   observe(request: FinishedRequest): void;
 }
 
+interface RouteSeries {
+  requests: CounterSeries;
+  duration: HistogramSeries;
+}
+
+/** The last request finished on a route: its path's parse, and the series its method, code and watch chose. */
+interface LastRequest {
+  path: string;
+  info: ApiPathInfo | undefined;
+  method?: string;
+  statusCode?: number | undefined;
+  watch?: unknown;
+  series?: RouteSeries;
+}
+
 /** Request count and latency of this server's own HTTP interface. */
 export function createHttpMetrics(registry: Registry): HttpMetrics {
   const labelNames: HttpLabel[] = ['verb', 'group', 'version', 'resource', 'route', 'code'];
@@ -59,24 +74,36 @@ export function createHttpMetrics(registry: Registry): HttpMetrics {
     buckets: SERVER_LATENCY_BUCKETS_SECONDS,
   });
   // Verb, code and route decide every label: a request finds its series without building them.
-  const seen = new Map<string, { requests: CounterSeries; duration: HistogramSeries }>();
-  // The verb needs the path parsed. A route's requests mostly repeat one path (a list, a probe), so the
-  // parse of the last path seen on each route is kept.
-  const lastPaths = new Map<string, { path: string; info: ApiPathInfo | undefined }>();
+  const seen = new Map<string, RouteSeries>();
+  // The verb needs the path parsed. A route's requests mostly repeat one request (a list, a probe), so the
+  // last one seen on each route is kept with its parse and its series: a repeat finds them by comparison.
+  const lastOnRoute = new Map<string, LastRequest>();
   return {
     observe(request) {
-      let last = lastPaths.get(request.route);
+      let last = lastOnRoute.get(request.route);
       if (last?.path !== request.path) {
         last = { path: request.path, info: parseApiPath(request.path) };
-        lastPaths.set(request.route, last);
+        lastOnRoute.set(request.route, last);
       }
-      const verb = verbOf(request.method, last.info, isWatchQuery(request.watch));
-      const key = `${verb} ${request.statusCode ?? 'aborted'} ${request.route}`;
-      let series = seen.get(key);
-      if (!series) {
-        const labels = httpRequestLabels(request);
-        series = { requests: requests.series(labels), duration: duration.series(labels) };
-        seen.set(key, series);
+      let series = last.series;
+      if (
+        series === undefined ||
+        last.method !== request.method ||
+        last.statusCode !== request.statusCode ||
+        last.watch !== request.watch
+      ) {
+        const verb = verbOf(request.method, last.info, isWatchQuery(request.watch));
+        const key = `${verb} ${request.statusCode ?? 'aborted'} ${request.route}`;
+        series = seen.get(key);
+        if (!series) {
+          const labels = httpRequestLabels(request);
+          series = { requests: requests.series(labels), duration: duration.series(labels) };
+          seen.set(key, series);
+        }
+        last.method = request.method;
+        last.statusCode = request.statusCode;
+        last.watch = request.watch;
+        last.series = series;
       }
       series.requests.inc();
       series.duration.observe(request.durationSeconds);

@@ -5,7 +5,8 @@ import type { LogLevel } from '../config/config.ts';
 /** What every log line written while serving one request carries. */
 export interface RequestContext {
   requestId: string;
-  user?: string;
+  /** The caller, once authenticated. */
+  readonly user?: string | undefined;
 }
 
 export type RequestContextStore = AsyncLocalStorage<RequestContext>;

@@ -74,6 +74,21 @@ describe('ttl cache', () => {
     assert.equal(cache.get('b'), undefined);
     assert.equal(cache.get('a')?.value, 'A');
   });
+
+  test('repeated reads of one key keep the order a full LRU would', () => {
+    const cache = new TtlCache<string>({ maxEntries: 3, nowMs: () => 0 });
+    const evictedBy = (reads: string[]) => {
+      cache.clear();
+      for (const key of ['a', 'b', 'c']) cache.set(key, key, 100);
+      for (const key of reads) cache.get(key);
+      cache.set('d', 'd', 100);
+      return ['a', 'b', 'c'].filter((key) => cache.get(key) === undefined);
+    };
+    assert.deepEqual(evictedBy([]), ['a']);
+    assert.deepEqual(evictedBy(['c', 'c', 'a', 'a']), ['b']);
+    assert.deepEqual(evictedBy(['a', 'a', 'b', 'b', 'c', 'c', 'a']), ['b']);
+    assert.deepEqual(evictedBy(['b', 'a', 'b']), ['c']);
+  });
 });
 
 describe('access reviewer', () => {

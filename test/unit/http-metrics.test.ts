@@ -89,4 +89,40 @@ describe('HTTP request metrics', () => {
     assert.equal(count('GET'), '1');
     assert.equal(count('WATCH'), '1');
   });
+
+  test('one path repeated with other methods, codes and watch values: each request in its own series', async () => {
+    const registry = new Registry();
+    const metrics = createHttpMetrics(registry);
+    const requests: [string, number | undefined, unknown][] = [
+      ['GET', 200, undefined],
+      ['GET', 200, undefined],
+      ['GET', 304, undefined],
+      ['GET', 200, undefined],
+      ['GET', 200, 'true'],
+      ['GET', undefined, 'true'],
+      ['DELETE', 200, undefined],
+      ['GET', 200, undefined],
+    ];
+    for (const [method, statusCode, watch] of requests) {
+      metrics.observe({
+        method,
+        path: '/api/v1/nodes',
+        watch,
+        route: '/api/*path',
+        statusCode,
+        durationSeconds: 0.001,
+      });
+    }
+    const text = await registry.metrics();
+    const count = (verb: string, code: string) =>
+      new RegExp(
+        `^platform_http_requests_total\\{verb="${verb}",[^}]*route="/api/\\*path",code="${code}"\\} (\\d+)$`,
+        'm',
+      ).exec(text)?.[1];
+    assert.equal(count('LIST', '200'), '4');
+    assert.equal(count('LIST', '304'), '1');
+    assert.equal(count('WATCH', '200'), '1');
+    assert.equal(count('WATCH', 'aborted'), '1');
+    assert.equal(count('DELETECOLLECTION', '200'), '1');
+  });
 });
