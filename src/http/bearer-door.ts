@@ -12,8 +12,11 @@ export interface BearerRefusal {
 }
 
 export interface BearerDoorOptions {
-  /** Access token → identity; rejects when the token is not acceptable. */
-  authenticate(token: string): Promise<Identity>;
+  /**
+   * Access token → identity, at once when the authenticator can answer from memory, else a promise. Throws
+   * or rejects when the token is not acceptable.
+   */
+  authenticate(token: string): Identity | Promise<Identity>;
   /** The refusal an authentication failure stands for; undefined for an unexpected failure (a 500). */
   refusalOf(err: unknown): BearerRefusal | undefined;
   /** Realm named in the `WWW-Authenticate` challenge. */
@@ -96,23 +99,9 @@ export class BearerDoor {
     this.#options = options;
   }
 
-  /** Lets a request in: records and returns the caller's identity, or throws an Unauthorized ApiError. */
+  /** Lets a request in: records and returns the caller's identity, or rejects with an Unauthorized ApiError. */
   async admit(req: IncomingMessage): Promise<Identity> {
-    const presented = presentedToken(req);
-    if (presented === undefined) throw this.#refuse(undefined, 'a bearer token is required');
-    if ('malformed' in presented)
-      throw this.#refuse({ outcome: 'invalid', message: presented.malformed }, presented.malformed);
-    let identity: Identity;
-    try {
-      identity = await this.#options.authenticate(presented.token);
-    } catch (err) {
-      const refusal = this.#options.refusalOf(err);
-      if (!refusal) throw err;
-      throw this.#refuse(refusal, refusal.message);
-    }
-    this.#options.counter.inc({ outcome: 'success' });
-    requestContext(req).identity = identity;
-    return identity;
+    return this.#enter(req);
   }
 
   /** Express middleware: every path but the anonymous ones needs a valid bearer token. */
@@ -122,8 +111,52 @@ export class BearerDoor {
         next();
         return;
       }
-      this.admit(req).then(() => next(), next);
+      let entered: Identity | Promise<Identity>;
+      try {
+        entered = this.#enter(req);
+      } catch (err) {
+        next(err);
+        return;
+      }
+      // Nearly every request is let in at once: no promise, no turn of the microtask queue.
+      if (entered instanceof Promise) entered.then(() => next(), next);
+      else next();
     };
+  }
+
+  /** As admit, but at once when the authenticator answers from memory; throws the ApiError otherwise. */
+  #enter(req: IncomingMessage): Identity | Promise<Identity> {
+    const presented = presentedToken(req);
+    if (presented === undefined) throw this.#refuse(undefined, 'a bearer token is required');
+    if ('malformed' in presented)
+      throw this.#refuse({ outcome: 'invalid', message: presented.malformed }, presented.malformed);
+    let answer: Identity | Promise<Identity>;
+    try {
+      answer = this.#options.authenticate(presented.token);
+    } catch (err) {
+      throw this.#refusalFor(err);
+    }
+    if (answer instanceof Promise) {
+      return answer.then(
+        (identity) => this.#admitted(req, identity),
+        (err: unknown) => {
+          throw this.#refusalFor(err);
+        },
+      );
+    }
+    return this.#admitted(req, answer);
+  }
+
+  #admitted(req: IncomingMessage, identity: Identity): Identity {
+    this.#options.counter.inc({ outcome: 'success' });
+    requestContext(req).identity = identity;
+    return identity;
+  }
+
+  /** The 401 an authentication failure stands for; an unexpected failure as it is (a 500). */
+  #refusalFor(err: unknown): unknown {
+    const refusal = this.#options.refusalOf(err);
+    return refusal ? this.#refuse(refusal, refusal.message) : err;
   }
 
   #refuse(refusal: BearerRefusal | undefined, message: string): ApiError {

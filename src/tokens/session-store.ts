@@ -105,6 +105,12 @@ export class SessionStore {
     return created;
   }
 
+  /** The session if it is in memory and has not expired; undefined when `get` must be asked. */
+  peek(sessionId: string): SessionObject | undefined {
+    const session = this.#cache.peek(sessionId);
+    return session && !this.isExpired(session) ? session : undefined;
+  }
+
   /** For a bearer token: no I/O unless neither the cache nor the side cache knows the session. */
   async get(sessionId: string): Promise<SessionObject | undefined> {
     const session = this.#cache.peek(sessionId) ?? (await this.#cache.get(sessionId));

@@ -125,7 +125,7 @@ export const tokensModule: FeatureModule = {
     ctx.provide(
       bearerDoorRef,
       new BearerDoor({
-        authenticate: (token) => authenticator.authenticate(token),
+        authenticate: (token) => authenticator.identify(token),
         refusalOf: (err) => (err instanceof BearerError ? err : undefined),
         realm: config.platformName,
         counter: metrics.bearerAuthentications,

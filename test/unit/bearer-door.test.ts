@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
+import type { Request, Response } from 'express';
 import { describe, test } from 'node:test';
 import { BearerDoor } from '../../src/http/bearer-door.ts';
 import { headersOf, kubeStatusOf } from '../../src/http/error-mapper.ts';
@@ -61,6 +62,38 @@ describe('the bearer door', () => {
       assert.match(headersOf(err)['WWW-Authenticate'] ?? '', /^Bearer realm="platform"/);
     }
     assert.deepEqual(counts, ['missing', 'invalid', 'expired']);
+  });
+
+  test('an authenticator that answers from memory: the middleware passes the request on in the same turn', () => {
+    const counts: string[] = [];
+    const syncDoor = new BearerDoor({
+      authenticate: (token) => {
+        if (token === 'good') return { username: 'alice', groups: [] };
+        if (token === 'broken') throw new Error('cache corrupted');
+        throw new Refused('token has expired');
+      },
+      refusalOf: (err) => (err instanceof Refused ? err : undefined),
+      realm: 'platform',
+      counter: { inc: ({ outcome }) => void counts.push(outcome) },
+    });
+    const middleware = syncDoor.middleware();
+    const pass = (authorization: string) => {
+      const req = { headers: { authorization }, path: '/api/v1/nodes' } as unknown as Request;
+      const passed: unknown[] = [];
+      middleware(req, {} as Response, (err?: unknown) => void passed.push(err));
+      return { req, passed };
+    };
+    const good = pass('Bearer good');
+    assert.deepEqual(good.passed, [undefined], 'next() before the middleware returned');
+    assert.equal(requestContext(good.req).identity?.username, 'alice');
+    const expired = pass('Bearer old').passed;
+    assert.equal(expired.length, 1);
+    assert.ok(expired[0] instanceof ApiError);
+    assert.equal(kubeStatusOf(expired[0]).code, 401);
+    const broken = pass('Bearer broken').passed;
+    assert.equal(broken.length, 1);
+    assert.equal((broken[0] as Error).message, 'cache corrupted', 'an unexpected failure stays a 500');
+    assert.deepEqual(counts, ['success', 'expired']);
   });
 
   test('requests on one connection: each is judged by its own header, however the one before it went', async () => {
