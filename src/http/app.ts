@@ -128,10 +128,21 @@ export function createApp(deps: AppDependencies): Express {
   // with this turn than without it (docs/benchmarks.md, "Routers entered only for their paths"). The
   // likely reason: the server answers the requests read in one turn together, and a busy client is woken
   // once for several answers. Before the routers were guarded, every router a request passed gave a turn.
-  app.use((_req, _res, next) => {
-    setImmediate(next);
+  // Authentication follows the turn in the same layer.
+  const authenticate = deps.authenticate;
+  app.use((req, res, next) => {
+    if (!authenticate) {
+      setImmediate(next);
+      return;
+    }
+    setImmediate(() => {
+      try {
+        authenticate(req, res, next);
+      } catch (err) {
+        next(err);
+      }
+    });
   });
-  if (deps.authenticate) app.use(deps.authenticate);
   app.use(routedByPath(deps.protectedRoutes));
   if (deps.methodNotAllowed) app.use(deps.methodNotAllowed);
 
