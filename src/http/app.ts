@@ -136,8 +136,11 @@ export function createApp(deps: AppDependencies): Express {
       return;
     }
     setImmediate(() => {
+      // As Express's own layers do: a throw, or the rejection of an async handler, goes to the error handlers.
       try {
-        authenticate(req, res, next);
+        const entered: unknown = authenticate(req, res, next);
+        if (entered instanceof Promise)
+          entered.catch((err: unknown) => next(err ?? new Error('Rejected promise')));
       } catch (err) {
         next(err);
       }
