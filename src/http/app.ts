@@ -128,24 +128,11 @@ export function createApp(deps: AppDependencies): Express {
   // with this turn than without it (docs/benchmarks.md, "Routers entered only for their paths"). The
   // likely reason: the server answers the requests read in one turn together, and a busy client is woken
   // once for several answers. Before the routers were guarded, every router a request passed gave a turn.
-  // Authentication follows the turn in the same layer.
-  const authenticate = deps.authenticate;
-  app.use((req, res, next) => {
-    if (!authenticate) {
-      setImmediate(next);
-      return;
-    }
-    setImmediate(() => {
-      // As Express's own layers do: a throw, or the rejection of an async handler, goes to the error handlers.
-      try {
-        const entered: unknown = authenticate(req, res, next);
-        if (entered instanceof Promise)
-          entered.catch((err: unknown) => next(err ?? new Error('Rejected promise')));
-      } catch (err) {
-        next(err);
-      }
-    });
+  app.use((_req, _res, next) => {
+    setImmediate(next);
   });
+  // Its own layer: Express sends a throw, or an async handler's rejection, to the error handlers.
+  if (deps.authenticate) app.use(deps.authenticate);
   app.use(routedByPath(deps.protectedRoutes));
   if (deps.methodNotAllowed) app.use(deps.methodNotAllowed);
 
