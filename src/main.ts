@@ -34,6 +34,7 @@ import { monitoringModule } from './monitoring/monitoring-module.ts';
 import { nodesModule } from './nodes/nodes-module.ts';
 import { resourcesModule } from './resources/resources-module.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
+import { logProcessWarnings } from './observability/process-warnings.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
 import { platformConfigModule } from './platform-config/platform-config-module.ts';
 import { tenantModule } from './tenant/tenant-module.ts';
@@ -66,6 +67,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
   const requestContext = createRequestContextStore();
   const logger = createLogger({ level: config.log.level, context: requestContext, stream: bufferedStdout() });
+  logProcessWarnings(logger);
   const registry = createMetricsRegistry();
   const kubeConfig = connectKubeConfig(config.kubernetes, env, { registry, logger });
 
