@@ -21,6 +21,7 @@
 //                                           with DIR as above. For a small change, pin the processes:
 //                                           BENCH_LOAD_CPUS=0 taskset -c 1 node test/bench/nodes-bench.ts …
 //                                           (the servers on core 1, the load generator on core 0)
+//   BENCH_LOADER=autocannon npm run bench:nodes   load from autocannon instead of wrk (the earlier instrument)
 //
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
 // (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
@@ -50,7 +51,7 @@ import type { StormResult, StormSpec } from './login-storm.ts';
 import type { ProbeFigures, ProbeResult, ProbeSpec } from './paced-probe.ts';
 import { lowerThreadPoolPriority, threadPoolThreadIds } from '../../src/http/thread-pool-priority.ts';
 import { statCpuMs } from './proc-cpu.ts';
-import { runLoad } from './run-load.ts';
+import { runLoad, type Loader } from './run-load.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
@@ -67,6 +68,9 @@ const PROXY_ONLY = args.has('proxy');
 const PAGE_ONLY = args.has('page');
 // Cores for the load generator (taskset's list), so that it does not share one with the server under test.
 const LOAD_CPUS = process.env['BENCH_LOAD_CPUS'];
+// The load generator of the throughput runs: wrk, as the issue measured, unless BENCH_LOADER=autocannon (the
+// instrument of the figures recorded before 2026-11-26 11:00 UTC). Paced loads (the soak) use autocannon.
+const LOADER: Loader = process.env['BENCH_LOADER'] === 'autocannon' ? 'autocannon' : 'wrk';
 const STORM_ONLY = args.has('storm');
 const BASELINE = args.get('baseline');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
@@ -116,7 +120,7 @@ function startHelper(
   });
 }
 
-const load = (spec: LoadSpec) => runLoad(spec, { children, cpus: LOAD_CPUS });
+const load = (spec: LoadSpec) => runLoad(spec, { children, cpus: LOAD_CPUS, loader: LOADER });
 
 /** A short warm-up run (JIT, pools, caches), then the measured run. */
 async function measure(label: string, spec: Omit<LoadSpec, 'durationSeconds'>): Promise<LoadResult> {
@@ -182,7 +186,7 @@ async function main() {
     `${CORES} CPUs (${os.cpus()[0]?.model}), node ${process.version}; load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
-      .join(' ')}`,
+      .join(' ')}; load generator ${LOADER}`,
   );
   const cp = await startControlPlane();
   try {
@@ -337,6 +341,7 @@ async function benchmark(setup: Setup) {
   const figures = {
     nodes: NODES,
     rounds: ROUNDS,
+    loader: LOADER,
     duration_s: DURATION_S,
     cores: CORES,
     a_rps: m(runs.a1),
@@ -610,6 +615,7 @@ async function proxyOnly(setup: Setup) {
   const figures = {
     nodes: NODES,
     rounds: ROUNDS,
+    loader: LOADER,
     duration_s: DURATION_S,
     load_average: os.loadavg()[0],
     proxy_rps: m(runs.proxy),
@@ -720,6 +726,7 @@ async function pageOnly(setup: Setup) {
   const figures = {
     nodes: NODES,
     rounds: ROUNDS,
+    loader: LOADER,
     duration_s: DURATION_S,
     load_cpus: LOAD_CPUS ?? 'any',
     load_average: os.loadavg()[0],

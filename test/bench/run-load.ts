@@ -6,18 +6,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { runWrk } from './wrk-load.ts';
 
 const LOAD_TS = fileURLToPath(new URL('./load.ts', import.meta.url));
 let specFiles = 0;
 
+/** Which program sends the load: autocannon (load.ts) or wrk (wrk-load.ts). */
+export type Loader = 'autocannon' | 'wrk';
+
 /**
  * Runs one load as `spec` says and resolves with its result. The child is pushed to `children` (killed if the
- * benchmark exits first); `cpus`, a taskset list, pins it to those cores.
+ * benchmark exits first); `cpus`, a taskset list, pins it to those cores. With `loader: 'wrk'`, wrk sends
+ * it, except a load at a fixed rate, which only autocannon can pace.
  */
 export async function runLoad(
   spec: LoadSpec,
-  options: { children: ChildProcess[]; cpus?: string | undefined },
+  options: { children: ChildProcess[]; cpus?: string | undefined; loader?: Loader },
 ): Promise<LoadResult> {
+  if (options.loader === 'wrk' && !spec.overallRate) return runWrk(spec, options);
   let arg = JSON.stringify(spec);
   let file: string | undefined;
   if (arg.length > 64 * 1024) {
