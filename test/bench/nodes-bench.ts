@@ -69,7 +69,7 @@ const PAGE_ONLY = args.has('page');
 // Cores for the load generator (taskset's list), so that it does not share one with the server under test.
 const LOAD_CPUS = process.env['BENCH_LOAD_CPUS'];
 // The load generator of the throughput runs: wrk, as the issue measured, unless BENCH_LOADER=autocannon (the
-// instrument of the figures recorded before 2026-11-26 11:00 UTC). Paced loads (the soak) use autocannon.
+// instrument of the figures recorded before the wrk runs of 2026-11-26). Paced loads (the soak) use autocannon.
 const LOADER: Loader = process.env['BENCH_LOADER'] === 'autocannon' ? 'autocannon' : 'wrk';
 const STORM_ONLY = args.has('storm');
 const BASELINE = args.get('baseline');
