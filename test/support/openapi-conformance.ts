@@ -15,6 +15,38 @@ const addFormats = addFormatsModule.default;
 
 const DOCUMENT_ID = 'urn:platform-apiserver:openapi';
 
+/** Where Schema Objects sit in an OpenAPI 3.1 document: under these keys, and as the values of `components.schemas`. */
+const SCHEMA_KEYS = new Set(['schema']);
+/** Values that are examples, not structure: their keys say nothing about schemas. */
+const EXAMPLE_KEYS = new Set(['example', 'examples']);
+
+/** Each Schema Object of the document that JSON Schema 2020-12's meta-schema rejects, with why. */
+export function invalidSchemaObjects(document: OpenApiDocument): string[] {
+  const metaSchema = new Ajv2020({ strict: false, allErrors: true });
+  const problems: string[] = [];
+  const check = (schema: unknown, where: string) => {
+    if (metaSchema.validateSchema(schema as object)) return;
+    for (const e of metaSchema.errors ?? []) problems.push(`${where}${e.instancePath}: ${e.message ?? ''}`);
+  };
+  const walk = (value: unknown, where: string) => {
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, child] of Object.entries(value)) {
+      const at = `${where}/${key}`;
+      if (EXAMPLE_KEYS.has(key)) continue;
+      // The meta-schema checks a Schema Object's subschemas itself: no need to walk into it.
+      if (SCHEMA_KEYS.has(key) && !Array.isArray(value)) check(child, at);
+      else walk(child, at);
+    }
+  };
+  const { schemas, ...otherComponents } = (document.components ?? {}) as Record<string, unknown>;
+  for (const [name, schema] of Object.entries((schemas ?? {}) as Record<string, unknown>)) {
+    check(schema, `#/components/schemas/${name}`);
+  }
+  walk(otherComponents, '#/components');
+  walk(document.paths, '#/paths');
+  return problems;
+}
+
 /** A response as a client saw it. */
 export interface ObservedResponse {
   method: string;
@@ -70,12 +102,24 @@ export class OpenApiConformance {
       .sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0));
   }
 
-  /** Validates the document (throws listing the errors) and prepares the checks. */
+  /**
+   * Validates the document (throws listing the errors) and prepares the checks. The official
+   * OpenAPI 3.1 schema checks the document's structure but takes every Schema Object as any object
+   * (its dialect is left to the tools), so each Schema Object is also checked against JSON Schema
+   * 2020-12, the dialect OpenAPI 3.1 fixes: `items` written as a list of schemas (a draft-04 tuple)
+   * passes the first check and fails this one.
+   */
   static async create(document: OpenApiDocument): Promise<OpenApiConformance> {
     const result = await new Validator().validate(
       structuredClone(document) as unknown as Record<string, unknown>,
     );
     assert.ok(result.valid, `the OpenAPI document is invalid: ${JSON.stringify(result.errors, null, 2)}`);
+    const schemaProblems = invalidSchemaObjects(document);
+    assert.deepEqual(
+      schemaProblems,
+      [],
+      `the OpenAPI document is invalid: Schema Objects that are not JSON Schema 2020-12:\n${schemaProblems.join('\n')}`,
+    );
     return new OpenApiConformance(document);
   }
 

@@ -8,8 +8,22 @@ import { kubeVersionApi } from '../../src/kube-proxy/kube-version-api.ts';
 import { logsApi } from '../../src/log-query/logs-api.ts';
 import { nodesApi } from '../../src/nodes/nodes-api.ts';
 import { oauthApi } from '../../src/tokens/oauth-api.ts';
+import { loginRecordsApi } from '../../src/tokens/login-records-api.ts';
 import { observabilityApi } from '../../src/health/observability-api.ts';
-import { OpenApiConformance, type ObservedResponse } from '../support/openapi-conformance.ts';
+import { versionApi } from '../../src/build-info/version-api.ts';
+import { configApi } from '../../src/platform-config/config-api.ts';
+import { usersApi } from '../../src/iam/users-api.ts';
+import { memberRolesApi } from '../../src/iam/member-roles-api.ts';
+import { resourcesApi } from '../../src/resources/resources-api.ts';
+import { overviewApi } from '../../src/resources/overview-api.ts';
+import { BUILT_IN_KINDS } from '../../src/resources/kinds.ts';
+import { tenantApi } from '../../src/tenant/tenant-api.ts';
+import { monitoringApi } from '../../src/monitoring/monitoring-api.ts';
+import {
+  invalidSchemaObjects,
+  OpenApiConformance,
+  type ObservedResponse,
+} from '../support/openapi-conformance.ts';
 
 const ctx: ApiContext = { platformName: 'acme', version: '1.2.3' };
 const allGroups = () => [
@@ -19,6 +33,22 @@ const allGroups = () => [
   nodesApi(ctx),
   logsApi(ctx),
   kubeVersionApi(),
+];
+/** Every route group main.ts can mount, as the server serves them together. */
+const everyGroup = () => [
+  ...allGroups(),
+  versionApi(),
+  configApi(ctx),
+  loginRecordsApi(ctx),
+  usersApi(ctx),
+  memberRolesApi(ctx),
+  resourcesApi(
+    ctx,
+    BUILT_IN_KINDS.filter((k) => k.source !== 'nodes'),
+  ),
+  overviewApi(ctx),
+  tenantApi(ctx),
+  monitoringApi(ctx),
 ];
 
 const status404 = JSON.stringify(statusFor(404, 'nodes "x" not found'));
@@ -66,6 +96,39 @@ describe('OpenAPI document', () => {
     await OpenApiConformance.create(doc);
     assert.ok(doc.paths[nodesPath], 'the group domain follows the platform name');
     assert.ok(doc.paths[`${nodesPath}/{name}`]);
+  });
+
+  test('with every route group the server mounts, every Schema Object is JSON Schema 2020-12', async () => {
+    const doc = openApiDocument(ctx, everyGroup());
+    assert.deepEqual(invalidSchemaObjects(doc), []);
+    await OpenApiConformance.create(doc);
+  });
+
+  test('a Schema Object that is not JSON Schema 2020-12 is refused, wherever it sits', async () => {
+    const doc = openApiDocument(ctx, [healthApi()]);
+    const tuple = { type: 'array', items: [{ type: 'number' }, { type: 'string' }] };
+    const inResponse = structuredClone(doc) as unknown as {
+      paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+      components: { schemas: Record<string, unknown> };
+    };
+    inResponse.paths['/healthz']!.get.responses['200'] = {
+      description: 'a draft-04 tuple',
+      content: { 'application/json': { schema: { type: 'object', properties: { value: tuple } } } },
+    };
+    assert.match(
+      invalidSchemaObjects(inResponse as unknown as typeof doc).join('\n'),
+      /^#\/paths\/~?\/?.*healthz\/get\/responses\/200\/content\/application\/json\/schema\/properties\/value\/items: must be (object|boolean)/m,
+    );
+    await assert.rejects(
+      OpenApiConformance.create(inResponse as unknown as typeof doc),
+      /Schema Objects that are not JSON Schema 2020-12/,
+    );
+    const inComponents = structuredClone(doc) as unknown as typeof inResponse;
+    inComponents.components.schemas['Tuple'] = tuple;
+    assert.match(
+      invalidSchemaObjects(inComponents as unknown as typeof doc).join('\n'),
+      /^#\/components\/schemas\/Tuple\/items/m,
+    );
   });
 
   test('the validator rejects a broken document (the check above is real)', async () => {
