@@ -190,6 +190,8 @@ export async function startOpenSearch(options: OpenSearchOptions = {}): Promise<
         JAVA_HOME: installed.javaHome,
         OPENSEARCH_PATH_CONF: conf,
         OPENSEARCH_TMPDIR: path.join(dir, 'tmp'),
+        // The CI run's mark (.ci/run), so that run can tell its own leftover JVM from another's.
+        ...(process.env['PLATFORM_RUN_ID'] ? { PLATFORM_RUN_ID: process.env['PLATFORM_RUN_ID'] } : {}),
       },
     });
     const node = child;

@@ -28,6 +28,8 @@ done
 [ -x /usr/lib/cni/bridge ] || { e2e_log "ERROR: the CNI plugins are missing (run: bash test/e2e/install-packages.sh)"; exit 2; }
 
 mkdir -p "$E2E_STATE"/{pids,logs,pki,etcd,containerd,kubelet,cni/net.d,cni/cache}
+# The run that started this cluster (.ci/run sets it), so that run alone reaps what it leaves behind.
+[ -z "${PLATFORM_RUN_ID:-}" ] || echo "$PLATFORM_RUN_ID" >"$E2E_STATE/run-id"
 pids="$E2E_STATE/pids"
 logs="$E2E_STATE/logs"
 pki="$E2E_STATE/pki"
