@@ -8,16 +8,19 @@ export class KubeRequestError extends Error {
   readonly statusCode: number;
   /** The message of the kube-apiserver's Status body, when it sent one. */
   readonly statusMessage: string | undefined;
-  constructor(statusCode: number, message: string, statusMessage?: string) {
+  /** The reason of that Status (`AlreadyExists`, `Conflict`, `Invalid`, …), when it sent one. */
+  readonly statusReason: string | undefined;
+  constructor(statusCode: number, message: string, statusMessage?: string, statusReason?: string) {
     super(message);
     this.name = 'KubeRequestError';
     this.statusCode = statusCode;
     this.statusMessage = statusMessage;
+    this.statusReason = statusReason;
   }
 }
 
 export interface KubeRequestOptions {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   body?: unknown;
   /** Content type of the body; JSON by default (a JSON patch needs its own). */
   contentType?: string;
@@ -103,14 +106,16 @@ async function kubeResponse(
     const text = await response.body.text();
     let message = `${method} ${path}: HTTP ${response.statusCode}`;
     let statusMessage: string | undefined;
+    let statusReason: string | undefined;
     try {
-      const status = JSON.parse(text) as { message?: unknown };
+      const status = JSON.parse(text) as { message?: unknown; reason?: unknown };
       if (typeof status.message === 'string') statusMessage = status.message;
+      if (typeof status.reason === 'string') statusReason = status.reason;
     } catch {
       /* not a Status body */
     }
     if (statusMessage !== undefined) message += `: ${statusMessage}`;
-    throw new KubeRequestError(response.statusCode, message, statusMessage);
+    throw new KubeRequestError(response.statusCode, message, statusMessage, statusReason);
   }
   return response;
 }

@@ -56,7 +56,12 @@ export function headersOf(err: ApiError): Record<string, string> {
 
 /** The Kubernetes `Status` of an error. */
 export function kubeStatusOf(err: ApiError): KubeStatus {
-  return statusFor(err.statusCode, err.message, err.details);
+  return statusFor(
+    err.statusCode,
+    err.message,
+    err.details,
+    err.kind === 'AlreadyExists' ? 'AlreadyExists' : undefined,
+  );
 }
 
 /** The RFC 6749 §5.2 body of an error of the OAuth endpoints. */

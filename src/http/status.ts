@@ -9,6 +9,7 @@ export const STATUS_REASONS = [
   'MethodNotAllowed',
   'NotAcceptable',
   'Conflict',
+  'AlreadyExists',
   'Gone',
   'RequestEntityTooLarge',
   'UnsupportedMediaType',
@@ -57,14 +58,20 @@ const REASON_BY_CODE: Record<number, StatusReason> = {
   504: 'Timeout',
 };
 
-export function statusFor(code: number, message: string, details?: StatusDetails): KubeStatus {
+/** A Status for a code; `reason` only where Kubernetes names one more precisely than the code does. */
+export function statusFor(
+  code: number,
+  message: string,
+  details?: StatusDetails,
+  reason?: StatusReason,
+): KubeStatus {
   const status: KubeStatus = {
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
     message,
-    reason: REASON_BY_CODE[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'),
+    reason: reason ?? REASON_BY_CODE[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'),
     code,
   };
   if (details) status.details = details;

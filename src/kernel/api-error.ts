@@ -16,6 +16,8 @@ export const API_ERROR_CODES = {
   MethodNotAllowed: 405,
   NotAcceptable: 406,
   Conflict: 409,
+  /** A Conflict of its own reason: an object of that name exists (a create refused). */
+  AlreadyExists: 409,
   Gone: 410,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,

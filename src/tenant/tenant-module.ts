@@ -6,6 +6,7 @@ import { packageVersion } from '../version.ts';
 import { tenantApi } from './tenant-api.ts';
 import { tenantRoutes } from './tenant-routes.ts';
 import { TenantStore, tenantNames } from './tenant-store.ts';
+import { TenantWriter } from './tenant-writes.ts';
 import { WorkspaceAccess } from './workspace-access.ts';
 
 /** Bounds each read of tenant objects from the kube-apiserver. */
@@ -25,9 +26,10 @@ export const tenantModule: FeatureModule = {
     const store = new TenantStore({ kubeConfig: ctx.get(kubeConfigRef), names, timeoutMs: READ_TIMEOUT_MS });
     const access = new WorkspaceAccess({ store, access: ctx.get(accessReviewerRef), names });
     ctx.provide(workspaceAccessRef, access);
+    const writer = new TenantWriter({ store, access: ctx.get(accessReviewerRef), names, platformName });
     return {
       edge: {
-        protectedRoutes: [tenantRoutes({ platformName, names, access })],
+        protectedRoutes: [tenantRoutes({ platformName, names, access, writer })],
         openApi: [tenantApi({ platformName, version: packageVersion() })],
       },
       summary: { tenantGroup: names.tenantGroup },

@@ -1,9 +1,29 @@
 import { Router, type Request, type Response } from 'express';
+import { jsonBody, OBJECT_TYPES, PATCH_TYPES, type JsonBody } from '../http/json-body.ts';
 import { identityOf } from '../http/request-context.ts';
 import { parseListQuery } from '../list-query/list-query.ts';
 import { pageObjects } from './object-page.ts';
 import type { TenantNames, WorkspaceResource } from './tenant-store.ts';
+import type { Patch, TenantWriter } from './tenant-writes.ts';
 import type { WorkspaceAccess } from './workspace-access.ts';
+
+/** The largest object a write may send (the kube-apiserver's own limit is 3 MiB; these are small). */
+export const MAX_OBJECT_BYTES = 256 * 1024;
+
+const objectBody = jsonBody({ limitBytes: MAX_OBJECT_BYTES, accept: OBJECT_TYPES });
+const patchBody = jsonBody({ limitBytes: MAX_OBJECT_BYTES, accept: PATCH_TYPES });
+/** DeleteOptions: optional (the console sends `{}`, scripts often nothing). */
+const deleteBody = jsonBody({ limitBytes: MAX_OBJECT_BYTES, accept: OBJECT_TYPES, optional: true });
+
+const bodyOf = (res: Response): unknown => (res.locals['json'] as JsonBody).value;
+
+/** `application/json` with an array is a JSON patch, as the original reads its template patches. */
+function patchOf(res: Response): Patch {
+  const { mediaType, value } = res.locals['json'] as JsonBody;
+  const json =
+    mediaType === 'application/json-patch+json' || (mediaType === 'application/json' && Array.isArray(value));
+  return { kind: json ? 'json' : 'merge', value };
+}
 
 /** `/kapis/tenant.<p>.io` */
 export function tenantApiPath(platformName: string): string {
@@ -19,8 +39,9 @@ export function tenantRoutes(deps: {
   platformName: string;
   names: TenantNames;
   access: WorkspaceAccess;
+  writer: TenantWriter;
 }): Router {
-  const { names, access } = deps;
+  const { names, access, writer } = deps;
   const base = tenantApiPath(deps.platformName);
   const router = Router();
 
@@ -42,6 +63,62 @@ export function tenantRoutes(deps: {
   router.get(`${base}/v1alpha3/workspaces/:workspace`, getWorkspace('workspaces'));
   router.get(`${base}/v1alpha2/workspaces`, listWorkspaces('workspaces'));
   router.get(`${base}/v1alpha2/workspaces/:workspace`, getWorkspace('workspaces'));
+
+  // Writes of WorkspaceTemplates, on both paths the original serves them (v1alpha2 names them workspaces).
+  for (const path of [`${base}/v1alpha3/workspacetemplates`, `${base}/v1alpha2/workspaces`]) {
+    router.post(path, objectBody, async (req: Request, res: Response) => {
+      res.json(await writer.createWorkspaceTemplate(identityOf(req), bodyOf(res)));
+    });
+    router.put(
+      `${path}/:workspace`,
+      objectBody,
+      async (req: Request<{ workspace: string }>, res: Response) => {
+        res.json(await writer.replaceWorkspaceTemplate(identityOf(req), req.params.workspace, bodyOf(res)));
+      },
+    );
+    router.patch(
+      `${path}/:workspace`,
+      patchBody,
+      async (req: Request<{ workspace: string }>, res: Response) => {
+        res.json(await writer.patchWorkspaceTemplate(identityOf(req), req.params.workspace, patchOf(res)));
+      },
+    );
+    router.delete(
+      `${path}/:workspace`,
+      deleteBody,
+      async (req: Request<{ workspace: string }>, res: Response) => {
+        res.json(await writer.deleteWorkspaceTemplate(identityOf(req), req.params.workspace, bodyOf(res)));
+      },
+    );
+  }
+
+  const namespaces = `${base}/v1alpha2/workspaces/:workspace/namespaces`;
+  router.post(namespaces, objectBody, async (req: Request<{ workspace: string }>, res: Response) => {
+    res.json(await writer.createNamespace(identityOf(req), req.params.workspace, bodyOf(res)));
+  });
+  type NamespacePath = Request<{ workspace: string; namespace: string }>;
+  router.put(`${namespaces}/:namespace`, objectBody, async (req: NamespacePath, res: Response) => {
+    const { workspace, namespace } = req.params;
+    res.json(await writer.replaceNamespace(identityOf(req), workspace, namespace, bodyOf(res)));
+  });
+  router.patch(`${namespaces}/:namespace`, patchBody, async (req: NamespacePath, res: Response) => {
+    const { workspace, namespace } = req.params;
+    res.json(await writer.patchNamespace(identityOf(req), workspace, namespace, patchOf(res)));
+  });
+  router.delete(`${namespaces}/:namespace`, deleteBody, async (req: NamespacePath, res: Response) => {
+    const { workspace, namespace } = req.params;
+    res.json(await writer.deleteNamespace(identityOf(req), workspace, namespace));
+  });
+
+  router.get(
+    `${base}/v1alpha2/workspaces/:workspace/workspacemembers/:member/namespaces`,
+    async (req: Request<{ workspace: string; member: string }>, res: Response) => {
+      const query = parseListQuery(req.query);
+      const { workspace, member } = req.params;
+      const visible = await access.memberNamespaces(identityOf(req), workspace, member);
+      res.set('Cache-Control', 'no-store').json(pageObjects(visible, query, names.aliasAnnotation));
+    },
+  );
 
   router.get(
     `${base}/v1alpha2/workspaces/:workspace/namespaces`,

@@ -97,6 +97,61 @@ export class TenantStore {
     return this.#get(`/api/v1/namespaces/${encodeURIComponent(name)}`);
   }
 
+  // --- writes, with the server's own credentials (the caller was authorized before) ----------------
+
+  createWorkspaceTemplate(template: KubeObject): Promise<KubeObject> {
+    return this.#write('POST', this.#templatesPath(), template);
+  }
+
+  replaceWorkspaceTemplate(name: string, template: KubeObject): Promise<KubeObject> {
+    return this.#write('PUT', this.#templatesPath(name), template);
+  }
+
+  /** A merge patch; `metadata.resourceVersion` in it makes it conditional. */
+  patchWorkspaceTemplate(name: string, patch: unknown): Promise<KubeObject> {
+    return this.#write('PATCH', this.#templatesPath(name), patch, 'application/merge-patch+json');
+  }
+
+  async deleteWorkspaceTemplate(name: string): Promise<void> {
+    await this.#write('DELETE', this.#templatesPath(name));
+  }
+
+  createNamespace(namespace: KubeObject): Promise<KubeObject> {
+    return this.#write('POST', '/api/v1/namespaces', namespace);
+  }
+
+  replaceNamespace(name: string, namespace: KubeObject): Promise<KubeObject> {
+    return this.#write('PUT', `/api/v1/namespaces/${encodeURIComponent(name)}`, namespace);
+  }
+
+  async deleteNamespace(name: string): Promise<void> {
+    await this.#write('DELETE', `/api/v1/namespaces/${encodeURIComponent(name)}`);
+  }
+
+  #templatesPath(name?: string): string {
+    const base = `/apis/${this.#names.tenantGroup}/${VERSIONS.workspacetemplates}/workspacetemplates`;
+    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+  }
+
+  /** One write; the kube-apiserver's refusal becomes the same kind of error, with its message. */
+  async #write(
+    method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<KubeObject> {
+    try {
+      return await kubeRequest<KubeObject>(this.#kc, path, {
+        method,
+        timeoutMs: this.#timeoutMs,
+        ...(body === undefined ? {} : { body }),
+        ...(contentType ? { contentType } : {}),
+      });
+    } catch (err) {
+      throw writeRefused(err);
+    }
+  }
+
   async #list(path: string): Promise<KubeObject[]> {
     try {
       return (await kubeRequest<KubeList<KubeObject>>(this.#kc, path, { timeoutMs: this.#timeoutMs })).items;
@@ -113,6 +168,29 @@ export class TenantStore {
       if (err instanceof KubeRequestError && err.statusCode === 404) return undefined;
       throw unavailable(err);
     }
+  }
+}
+
+/**
+ * A write the kube-apiserver refused, in its own words: what it says of the object (invalid, exists,
+ * changed since read, gone) is the caller's to fix. Its 403 would be about the server's own account,
+ * which the caller cannot fix: an internal error, named as such.
+ */
+function writeRefused(err: unknown): ApiError {
+  if (!(err instanceof KubeRequestError)) return unavailable(err);
+  const message = err.statusMessage ?? err.message;
+  switch (err.statusCode) {
+    case 400:
+    case 422:
+      return new ApiError('BadRequest', message);
+    case 404:
+      return new ApiError('NotFound', message);
+    case 409:
+      return new ApiError(err.statusReason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict', message);
+    case 403:
+      return new ApiError('Internal', `the server's own account may not make this change: ${message}`);
+    default:
+      return unavailable(err);
   }
 }
 

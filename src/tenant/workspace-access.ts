@@ -1,6 +1,6 @@
 import type { ResourceAttributes } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
-import type { Identity } from '../kernel/identity.ts';
+import { AUTHENTICATED_GROUP, type Identity } from '../kernel/identity.ts';
 import type { KubeObject } from './kube-object.ts';
 import type { TenantNames, TenantStore, WorkspaceResource } from './tenant-store.ts';
 
@@ -65,6 +65,26 @@ export class WorkspaceAccess {
       namespaces.map((ns) => this.#mayGetNamespace(identity, ns.metadata.name)),
     );
     return namespaces.filter((_, i) => visible[i]);
+  }
+
+  /**
+   * The namespaces of a workspace a member may see (the console's project list of one member): for the
+   * member themself, or for a caller RBAC lets list all namespaces. The member is asked about as the
+   * user alone, without the groups their session would carry.
+   */
+  async memberNamespaces(caller: Identity, workspace: string, member: string): Promise<KubeObject[]> {
+    if (caller.username !== member) {
+      const all = await this.#access.check(caller, { verb: 'list', group: '', resource: 'namespaces' });
+      if (!all.allowed)
+        throw new ApiError(
+          'Forbidden',
+          `the namespaces of member "${member}" are forbidden: User "${caller.username}" cannot list resource "namespaces" in API group "" at the cluster scope`,
+          { details: { name: member, group: '', kind: 'namespaces' } },
+        );
+    }
+    const identity =
+      caller.username === member ? caller : { username: member, groups: [AUTHENTICATED_GROUP] };
+    return this.workspaceNamespaces(identity, workspace);
   }
 
   /** One namespace of a workspace: 403 unless RBAC lets the caller get it, 404 unless it carries the workspace's label. */
