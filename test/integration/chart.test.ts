@@ -600,8 +600,14 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['workspacetemplates', 'workspaces'],
         verbs: ['get', 'list'],
       },
+      {
+        apiGroups: ['tenant.platform.io'],
+        resources: ['workspacetemplates'],
+        verbs: ['create', 'update', 'patch', 'delete'],
+      },
       { apiGroups: ['iam.platform.io'], resources: ['workspacerolebindings'], verbs: ['list'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'update', 'delete'] },
       {
         apiGroups: ['iam.platform.io'],
         resources: ['globalroles', 'globalrolebindings', 'workspaceroles', 'workspacerolebindings'],
@@ -735,8 +741,15 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['update', 'loginthrottles', 'iam.platform.io'],
       ['list', 'workspacetemplates', 'tenant.platform.io'],
       ['get', 'workspaces', 'tenant.platform.io'],
+      ['create', 'workspacetemplates', 'tenant.platform.io'],
+      ['update', 'workspacetemplates', 'tenant.platform.io'],
+      ['patch', 'workspacetemplates', 'tenant.platform.io'],
+      ['delete', 'workspacetemplates', 'tenant.platform.io'],
       ['list', 'workspacerolebindings', 'iam.platform.io'],
       ['get', 'namespaces'],
+      ['create', 'namespaces'],
+      ['update', 'namespaces'],
+      ['delete', 'namespaces'],
       ['watch', 'globalrolebindings', 'iam.platform.io'],
       ['list', 'workspaceroles', 'iam.platform.io'],
       ['list', 'rolebindings', 'rbac.authorization.k8s.io'],
@@ -761,8 +774,10 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['delete', 'users', 'iam.platform.io'],
       ['delete', 'loginthrottles', 'iam.platform.io'],
       ['deletecollection', 'sessions', 'iam.platform.io'],
-      ['update', 'workspacetemplates', 'tenant.platform.io'],
-      ['delete', 'namespaces'],
+      ['update', 'workspaces', 'tenant.platform.io'],
+      ['deletecollection', 'workspacetemplates', 'tenant.platform.io'],
+      ['patch', 'namespaces'],
+      ['deletecollection', 'namespaces'],
     ];
     for (const [verb, resource, group, ns] of allowed)
       assert.equal(await canI(verb, resource, group, ns), true, `${verb} ${resource}.${group ?? ''}`);

@@ -178,6 +178,36 @@ describe('OpenAPI document of the real server', () => {
     }
     await openapi.fetch(`${tenantBase}/v1alpha2/workspaces/ws-x/namespaces?limit=10`, bearer);
     await openapi.fetch(`${tenantBase}/v1alpha2/workspaces/ws-x/namespaces/default`, bearer);
+    // Tenant writes: Oscar has no RBAC rights, so each is a 403 (asked before anything is read or written).
+    const write = (method: string, body: unknown, type = 'application/json') => ({
+      method,
+      headers: { ...bearer.headers, 'Content-Type': type },
+      body: JSON.stringify(body),
+    });
+    const tenantWrites: [string, RequestInit][] = [];
+    for (const path of ['/v1alpha3/workspacetemplates', '/v1alpha2/workspaces']) {
+      tenantWrites.push(
+        [path, write('POST', { metadata: { name: 'ws-x' } })],
+        [`${path}/ws-x`, write('PUT', { metadata: { name: 'ws-x' } })],
+        [
+          `${path}/ws-x`,
+          write('PATCH', { metadata: { labels: { a: 'b' } } }, 'application/merge-patch+json'),
+        ],
+        [`${path}/ws-x`, { method: 'DELETE', ...bearer }],
+      );
+    }
+    const projects = '/v1alpha2/workspaces/ws-x/namespaces';
+    tenantWrites.push(
+      [projects, write('POST', { metadata: { name: 'ns-x' } })],
+      [`${projects}/default`, write('PUT', { metadata: { name: 'default' } })],
+      [`${projects}/default`, write('PATCH', [{ op: 'add', path: '/metadata/labels/a', value: 'b' }])],
+      [`${projects}/default`, write('DELETE', {})],
+      [`/v1alpha2/workspaces/ws-x/workspacemembers/${OLGA.name}/namespaces`, bearer],
+    );
+    for (const [path, init] of tenantWrites) {
+      const { res, body } = await openapi.fetch(`${tenantBase}${path}`, init);
+      assert.equal(res.status, 403, `${init.method ?? 'GET'} ${path}: ${body}`);
+    }
     // Monitoring: every documented path, with its parameters filled in.
     const monitoringPaths = Object.keys(openapi.document.paths).filter((p) =>
       p.startsWith('/kapis/monitoring.acme.io/'),
