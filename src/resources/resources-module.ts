@@ -2,6 +2,7 @@ import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
 import { nodeRoutesRef, podIndexRef } from '../nodes/nodes-module.ts';
+import { serviceRef } from '../kernel/module.ts';
 import { packageVersion } from '../version.ts';
 import { CallerLister } from './caller-lister.ts';
 import { CachedKindReader, UpstreamKindReader, type KindReader } from './kind-readers.ts';
@@ -11,7 +12,15 @@ import { overviewApi } from './overview-api.ts';
 import { overviewRoutes } from './overview-routes.ts';
 import { resourcesApi } from './resources-api.ts';
 import { resourcesRoutes } from './resources-routes.ts';
+import type { KubeObject } from './kube-object.ts';
 import { WatchedKind } from './watched-kind.ts';
+
+/** The namespaces, from this module's watch-backed cache: for features that answer per namespace. */
+export interface NamespaceCache {
+  get(name: string): KubeObject | undefined;
+  list(): KubeObject[];
+}
+export const namespaceCacheRef = serviceRef<NamespaceCache>('namespace-cache');
 
 /**
  * The generic resources API (`/kapis/resources.<platform>.io/v1alpha3/…`) over the built-in kinds,
@@ -29,6 +38,7 @@ export const resourcesModule: FeatureModule = {
     nodeRoutesRef,
     podIndexRef,
   ],
+  provides: [namespaceCacheRef],
   register(ctx) {
     const config = ctx.get(configRef);
     const kubeConfig = ctx.get(kubeConfigRef);
@@ -50,6 +60,8 @@ export const resourcesModule: FeatureModule = {
           metrics: ctx.get(cacheMetricsRef),
         });
         caches.push(cache);
+        if (kind.resource === 'namespaces')
+          ctx.provide(namespaceCacheRef, { get: (name) => cache.get(name), list: () => cache.objects() });
         const memoMaxBytes = config.resources.responseMemoMegabytes * 1024 * 1024;
         served.push({ kind, reader: new CachedKindReader(cache, { ...readerOptions, memoMaxBytes }) });
       } else if (kind.resource === 'pods') {

@@ -1,16 +1,18 @@
 import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
-import { configRef, kubeConfigRef } from '../host-services.ts';
+import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
 import { serviceRef } from '../kernel/module.ts';
+import { namespaceCacheRef } from '../resources/resources-module.ts';
 import { packageVersion } from '../version.ts';
 import { tenantApi } from './tenant-api.ts';
+import { TenantCache, type NamespaceSource } from './tenant-cache.ts';
 import { tenantRoutes } from './tenant-routes.ts';
 import { TenantStore, tenantNames } from './tenant-store.ts';
 import { TenantWriter } from './tenant-writes.ts';
 import { WorkspaceAccess } from './workspace-access.ts';
 
-/** Bounds each read of tenant objects from the kube-apiserver. */
-const READ_TIMEOUT_MS = 10_000;
+/** Bounds each request to the kube-apiserver (a write, or the read a write checks first). */
+const REQUEST_TIMEOUT_MS = 10_000;
 
 /** What a caller may see of workspaces, for features that answer per workspace (monitoring's statistics). */
 export const workspaceAccessRef = serviceRef<WorkspaceAccess>('workspace-access');
@@ -18,13 +20,22 @@ export const workspaceAccessRef = serviceRef<WorkspaceAccess>('workspace-access'
 /** The original's tenant API (workspaces and their namespaces), as its console reads it. */
 export const tenantModule: FeatureModule = {
   name: 'tenant',
-  requires: [configRef, kubeConfigRef, accessReviewerRef],
+  requires: [configRef, kubeConfigRef, loggerRef, cacheMetricsRef, accessReviewerRef, namespaceCacheRef],
   provides: [workspaceAccessRef],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
     const names = tenantNames(platformName);
-    const store = new TenantStore({ kubeConfig: ctx.get(kubeConfigRef), names, timeoutMs: READ_TIMEOUT_MS });
-    const access = new WorkspaceAccess({ store, access: ctx.get(accessReviewerRef), names });
+    const kubeConfig = ctx.get(kubeConfigRef);
+    const store = new TenantStore({ kubeConfig, names, timeoutMs: REQUEST_TIMEOUT_MS });
+    const cache = new TenantCache({
+      kubeConfig,
+      names,
+      // The same objects: every namespace the kube-apiserver sends has metadata and a name.
+      namespaces: ctx.get(namespaceCacheRef) as unknown as NamespaceSource,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(cacheMetricsRef),
+    });
+    const access = new WorkspaceAccess({ store: cache, access: ctx.get(accessReviewerRef), names });
     ctx.provide(workspaceAccessRef, access);
     const writer = new TenantWriter({ store, access: ctx.get(accessReviewerRef), names, platformName });
     return {
@@ -32,6 +43,9 @@ export const tenantModule: FeatureModule = {
         protectedRoutes: [tenantRoutes({ platformName, names, access, writer })],
         openApi: [tenantApi({ platformName, version: packageVersion() })],
       },
+      readiness: { 'tenant-cache': () => cache.ready },
+      start: () => cache.start(),
+      stop: () => cache.stop(),
       summary: { tenantGroup: names.tenantGroup },
     };
   },

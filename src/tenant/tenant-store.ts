@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
-import type { KubeList, KubeObject } from './kube-object.ts';
+import type { KubeObject } from './kube-object.ts';
 
 /** The original's tenant resources of one platform name (`<p>` below). */
 export interface TenantNames {
@@ -33,18 +33,10 @@ const VERSIONS: Record<WorkspaceResource, string> = {
   workspaces: 'v1alpha1',
 };
 
-interface Subject {
-  kind?: string;
-  name?: string;
-}
-interface RoleBinding extends KubeObject {
-  subjects?: Subject[];
-}
-
 /**
- * Reads the tenant objects with the server's own credentials; what a caller may see of them is decided
- * by `WorkspaceAccess`. A resource type that is not installed (the kube-apiserver answers 404 for its
- * list) reads as empty.
+ * The tenant objects straight from the kube-apiserver, with the server's own credentials: the writes,
+ * and the reads a write checks first (current, not as the watch last saw them). The read routes are
+ * answered from `TenantCache`; what a caller may see of them is decided by `WorkspaceAccess`.
  */
 export class TenantStore {
   readonly #kc: KubeConfig;
@@ -57,40 +49,11 @@ export class TenantStore {
     this.#timeoutMs = options.timeoutMs;
   }
 
-  listWorkspaces(resource: WorkspaceResource): Promise<KubeObject[]> {
-    return this.#list(`/apis/${this.#names.tenantGroup}/${VERSIONS[resource]}/${resource}`);
-  }
-
   /** One workspace, or undefined when it (or its resource type) does not exist. */
   getWorkspace(resource: WorkspaceResource, name: string): Promise<KubeObject | undefined> {
     return this.#get(
       `/apis/${this.#names.tenantGroup}/${VERSIONS[resource]}/${resource}/${encodeURIComponent(name)}`,
     );
-  }
-
-  /** Names of the workspaces whose WorkspaceRoleBindings name this user or one of these groups. */
-  async memberWorkspaces(username: string, groups: readonly string[]): Promise<Set<string>> {
-    const bindings = (await this.#list(
-      `/apis/${this.#names.iamGroup}/v1alpha2/workspacerolebindings`,
-    )) as RoleBinding[];
-    const workspaces = new Set<string>();
-    for (const binding of bindings) {
-      const workspace = binding.metadata.labels?.[this.#names.workspaceLabel];
-      if (!workspace) continue;
-      const names = (binding.subjects ?? []).some(
-        (s) =>
-          (s.kind === 'User' && s.name === username) ||
-          (s.kind === 'Group' && s.name !== undefined && groups.includes(s.name)),
-      );
-      if (names) workspaces.add(workspace);
-    }
-    return workspaces;
-  }
-
-  /** The namespaces labelled as belonging to a workspace. */
-  workspaceNamespaces(workspace: string): Promise<KubeObject[]> {
-    const selector = encodeURIComponent(`${this.#names.workspaceLabel}=${workspace}`);
-    return this.#list(`/api/v1/namespaces?labelSelector=${selector}`);
   }
 
   getNamespace(name: string): Promise<KubeObject | undefined> {
@@ -149,15 +112,6 @@ export class TenantStore {
       });
     } catch (err) {
       throw writeRefused(err);
-    }
-  }
-
-  async #list(path: string): Promise<KubeObject[]> {
-    try {
-      return (await kubeRequest<KubeList<KubeObject>>(this.#kc, path, { timeoutMs: this.#timeoutMs })).items;
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 404) return [];
-      throw unavailable(err);
     }
   }
 

@@ -2,7 +2,8 @@ import type { ResourceAttributes } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import { AUTHENTICATED_GROUP, type Identity } from '../kernel/identity.ts';
 import type { KubeObject } from './kube-object.ts';
-import type { TenantNames, TenantStore, WorkspaceResource } from './tenant-store.ts';
+import type { TenantReads } from './tenant-cache.ts';
+import type { TenantNames, WorkspaceResource } from './tenant-store.ts';
 
 /** Kubernetes RBAC decisions (the access reviewer). */
 export interface AccessChecker {
@@ -17,11 +18,11 @@ export interface AccessChecker {
  * with only Kubernetes RBAC (no WorkspaceRoleBindings) can still give a user one workspace.
  */
 export class WorkspaceAccess {
-  readonly #store: TenantStore;
+  readonly #store: TenantReads;
   readonly #access: AccessChecker;
   readonly #names: TenantNames;
 
-  constructor(options: { store: TenantStore; access: AccessChecker; names: TenantNames }) {
+  constructor(options: { store: TenantReads; access: AccessChecker; names: TenantNames }) {
     this.#store = options.store;
     this.#access = options.access;
     this.#names = options.names;
@@ -29,9 +30,9 @@ export class WorkspaceAccess {
 
   /** The workspaces of this resource type the caller may see. */
   async visibleWorkspaces(identity: Identity, resource: WorkspaceResource): Promise<KubeObject[]> {
-    const all = await this.#store.listWorkspaces(resource);
+    const all = this.#store.listWorkspaces(resource);
     if (all.length === 0 || (await this.#mayListAll(identity, resource))) return all;
-    const members = await this.#store.memberWorkspaces(identity.username, identity.groups);
+    const members = this.#store.memberWorkspaces(identity.username, identity.groups);
     const visible = await Promise.all(
       all.map(
         async (ws) =>
@@ -45,9 +46,9 @@ export class WorkspaceAccess {
   async workspace(identity: Identity, resource: WorkspaceResource, name: string): Promise<KubeObject> {
     const allowed =
       (await this.#mayGet(identity, resource, name)) ||
-      (await this.#store.memberWorkspaces(identity.username, identity.groups)).has(name);
+      this.#store.memberWorkspaces(identity.username, identity.groups).has(name);
     if (!allowed) throw forbidden(identity, 'get', this.#names.tenantGroup, resource, name);
-    const found = await this.#store.getWorkspace(resource, name);
+    const found = this.#store.getWorkspace(resource, name);
     if (!found) throw notFound(this.#names.tenantGroup, resource, name);
     return found;
   }
@@ -57,7 +58,7 @@ export class WorkspaceAccess {
    * else those RBAC lets them get (a RoleBinding in the namespace is enough, as for the kube-apiserver).
    */
   async workspaceNamespaces(identity: Identity, workspace: string): Promise<KubeObject[]> {
-    const namespaces = await this.#store.workspaceNamespaces(workspace);
+    const namespaces = this.#store.workspaceNamespaces(workspace);
     if (namespaces.length === 0) return namespaces;
     const all = await this.#access.check(identity, { verb: 'list', group: '', resource: 'namespaces' });
     if (all.allowed) return namespaces;
@@ -91,7 +92,7 @@ export class WorkspaceAccess {
   async workspaceNamespace(identity: Identity, workspace: string, namespace: string): Promise<KubeObject> {
     if (!(await this.#mayGetNamespace(identity, namespace)))
       throw forbidden(identity, 'get', '', 'namespaces', namespace);
-    const found = await this.#store.getNamespace(namespace);
+    const found = this.#store.getNamespace(namespace);
     if (!found || found.metadata.labels?.[this.#names.workspaceLabel] !== workspace)
       throw notFound('', 'namespaces', namespace);
     return found;

@@ -598,14 +598,14 @@ describe('helm chart: lint, render, server-side dry run', () => {
       {
         apiGroups: ['tenant.platform.io'],
         resources: ['workspacetemplates', 'workspaces'],
-        verbs: ['get', 'list'],
+        verbs: ['get', 'list', 'watch'],
       },
       {
         apiGroups: ['tenant.platform.io'],
         resources: ['workspacetemplates'],
         verbs: ['create', 'update', 'patch', 'delete'],
       },
-      { apiGroups: ['iam.platform.io'], resources: ['workspacerolebindings'], verbs: ['list'] },
+      { apiGroups: ['iam.platform.io'], resources: ['workspacerolebindings'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['create', 'update', 'delete'] },
       {
