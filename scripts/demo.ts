@@ -25,6 +25,14 @@ let ready = false;
 let interrupted = false;
 let stopping = false;
 
+// The server's count of cached users (docs/metrics.md); in the demo's fresh cluster, the one is admin.
+const ADMIN_CACHED = /^platform_cache_objects\{kind="users\.iam\.platform\.io"\} [1-9]/m;
+
+const get = async (target: string) => {
+  const res = await fetch(target, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+  return res && { status: res.status, body: await res.text().catch(() => '') };
+};
+
 const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
 
 /** Stops what the demo started (the server, then the control plane), says `last` and exits with `code`. */
@@ -33,7 +41,7 @@ async function stop(code: number, last = 'demo: stopped; control plane removed.'
     stopping = true;
     if (server && running(server)) {
       const exited = new Promise((resolve) => server!.once('exit', resolve));
-      // The server drains within its own grace period; a second Ctrl-C exits at once (see onSignal).
+      // The server drains within its own grace period (--http.shutdownGraceSeconds).
       server.kill('SIGTERM');
       await exited;
     }
@@ -57,14 +65,14 @@ async function step<T>(what: string, run: () => Promise<T> | T): Promise<T> {
   return value;
 }
 
+// Idempotent: under `npm run demo` one Ctrl-C arrives twice (from the terminal, and forwarded by npm).
 const onSignal = () => {
-  // A second Ctrl-C exits at once: the control plane's processes and the server are killed on exit.
-  if (interrupted) process.exit(130);
   interrupted = true;
   if (ready) void stop(0);
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
+// Last line of defence, as control-plane.ts has for its processes: the server never outlives the demo.
 process.once('exit', () => {
   if (server && running(server)) server.kill('SIGKILL');
 });
@@ -123,14 +131,18 @@ await step('start the server', async () => {
     { detached: true, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   server = child;
+  // Ready, and its users cache holds the administrator it creates at start (a moment after it is
+  // ready): only then does the printed token command work.
   await waitFor(
-    'the server to become ready',
+    'the server to become ready and know its administrator',
     async () => {
       if (interrupted) throw new StopWaiting('interrupted');
       if (!running(child))
         throw new StopWaiting(`it exited (${child.exitCode ?? child.signalCode}) before it was ready`);
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-      return res?.status === 200 ? true : undefined;
+      const readyz = await get(`${url}/readyz`);
+      return readyz?.status === 200 && ADMIN_CACHED.test((await get(`${url}/metrics`))?.body ?? '')
+        ? true
+        : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   );

@@ -211,8 +211,10 @@ describe('npm run demo: start-up, the printed commands, Ctrl-C', () => {
       const listed = (await paste(kubectlCommand)).split('\n').filter((l) => /^demo-\d{4}\s/.test(l));
       assert.equal(listed.length, DEMO_NODES);
 
-      // Ctrl-C: the terminal sends SIGINT to the foreground process group.
+      // Ctrl-C: the terminal sends SIGINT to the foreground process group; under `npm run demo`, npm
+      // (in that group too) forwards it to its child, the demo, once more.
       process.kill(-demo.child.pid!, 'SIGINT');
+      process.kill(demo.child.pid!, 'SIGINT');
       const exit = await waitFor(
         'the demo to exit after Ctrl-C',
         () => (demo.exited() ? demo.exit : undefined),
