@@ -181,12 +181,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
     // The Prometheus Operator is not part of this cluster: a minimal ServiceMonitor CRD stands in for it.
     await tools.kubectl(['apply', '-f', serviceMonitorCrd]);
     after(() => tools.kubectl(['delete', '-f', serviceMonitorCrd, '--wait=false']));
-    await tools.kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=30s',
-      'crd/servicemonitors.monitoring.coreos.com',
-    ]);
+    await tools.waitForCrds(['servicemonitors.monitoring.coreos.com']);
 
     const rendered = await tools.template('platform', namespace, ['-f', allFeaturesValues]);
     const objects = parseObjects(rendered);

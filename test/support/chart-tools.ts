@@ -6,7 +6,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { kubeconfigYaml, type ControlPlane } from '../cluster/control-plane.ts';
+import { waitForCrdsEstablished } from '../cluster/crds.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -88,13 +90,18 @@ export class ChartTools {
     const names = files.flatMap((f) =>
       parseObjects(readFileSync(path.join(dir, f), 'utf8')).map((o) => o.metadata.name),
     );
-    await this.kubectl([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=30s',
-      ...names.map((n) => `crd/${n}`),
-    ]);
+    await this.waitForCrds(names);
     return names;
+  }
+
+  /**
+   * Waits until these CRDs are Established, polling: `kubectl wait --for=condition=Established` fails
+   * at once on a CRD that has no status yet, which a busy kube-apiserver shows right after a create.
+   */
+  async waitForCrds(names: string[]): Promise<void> {
+    const read = async (name: string) =>
+      JSON.parse(await this.kubectl(['get', 'crd', name, '-o', 'json'])) as V1CustomResourceDefinition;
+    await waitForCrdsEstablished(names, read, { timeoutMs: 30_000, intervalMs: 200 });
   }
 
   async createNamespace(prefix: string): Promise<string> {
