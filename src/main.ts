@@ -133,7 +133,15 @@ if (import.meta.main) {
   try {
     await main(process.argv.slice(2), process.env);
   } catch (err) {
-    // A start refused because of configuration names the key and exits 2.
+    // A start refused because of configuration names the key and exits 2; so does an address that
+    // cannot be listened on (taken, or a privileged port), which is the configuration's to change.
+    const listen = err as NodeJS.ErrnoException & { address?: string; port?: number };
+    if (listen?.syscall === 'listen') {
+      process.stderr.write(
+        `platform-apiserver: cannot listen on ${listen.address ?? ''}:${listen.port ?? ''} (http.host, http.port): ${listen.code ?? listen.message}\n`,
+      );
+      process.exit(2);
+    }
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`platform-apiserver: ${err.message}\n`);
     process.exit(2);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
@@ -43,6 +44,38 @@ describe('server process against the real kube-apiserver', () => {
     assert.match(verbose, /\[\+\]kube-apiserver ok/);
     assert.match(verbose, /\[\+\]authz-reviews ok\n/, 'the access module reports its reviews');
     assert.match(verbose, /readyz check passed/);
+  });
+
+  test('an address it cannot listen on: one line naming it and the settings, exit 2, no stack trace', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const { port } = taken.address() as AddressInfo;
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [
+          mainTs,
+          `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+          '--http.host=127.0.0.1',
+          `--http.port=${port}`,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      // A deadline for a hung process, not a timing check.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stderr });
+      });
+    });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(
+      result.stderr,
+      `platform-apiserver: cannot listen on 127.0.0.1:${port} (http.host, http.port): EADDRINUSE\n`,
+    );
   });
 
   test('/version is the kube-apiserver’s version object (what kubectl and helm read)', async () => {
