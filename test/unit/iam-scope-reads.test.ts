@@ -6,13 +6,13 @@ import { roleVocabulary, type BindingObject, type RoleObject } from '../../src/i
 import type { Place } from '../../src/iam/scope-access.ts';
 import { publicUser } from '../../src/iam/user-view.ts';
 import { parseListQuery } from '../../src/list-query/list-query.ts';
-import { matchesMetadata, sortAndPage } from '../../src/list-query/metadata-page.ts';
+import { matchesMetadata, sortAndPage, type ListedObject } from '../../src/list-query/metadata-page.ts';
 import type { UserObject } from '../../src/tokens/iam-resources.ts';
 
 const words = roleVocabulary('acme');
 
 describe('the v1alpha3 pipeline over metadata', () => {
-  const item = (name: string, created: string, extra: Partial<RoleObject['metadata']> = {}) => ({
+  const item = (name: string, created: string, extra: Partial<ListedObject['metadata']> = {}) => ({
     metadata: { name, creationTimestamp: created, ...extra },
   });
   const items = [
