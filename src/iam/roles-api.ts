@@ -121,7 +121,11 @@ export function rolesApi(ctx: { platformName: string }): ApiDescription {
           apiVersion: { type: 'string' },
           kind: { enum: ['GlobalRole', 'ClusterRole', 'WorkspaceRole', 'Role'] },
           metadata: { type: 'object', required: ['name'] },
-          rules: { type: 'array' },
+          rules: {
+            type: ['array', 'null'],
+            description:
+              '`null` for an aggregated ClusterRole whose rules are not aggregated yet, as stored.',
+          },
         },
       },
       IamRoleList: listEnvelope('IamRole'),
