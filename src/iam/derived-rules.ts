@@ -7,8 +7,8 @@ import type { RoleObject, RoleVocabulary } from './role-objects.ts';
  * (`{module: action}`); here each console module the server backs maps to one access review for
  * `view` and one for `manage` (the console's `manage` implies view, edit, create and delete). A member
  * gets a template for every module the review allows, so the menus match what the server then serves.
- * Modules whose APIs this server does not serve (app store, monitoring, alerting, DevOps, the
- * original's GlobalRole and WorkspaceRole lists) are never granted. The table is the documentation:
+ * Modules whose APIs this server does not serve (app store, monitoring, alerting, DevOps) are never
+ * granted, nor the GlobalRole and WorkspaceRole lists, which are empty where this model is used. The table is the documentation:
  * docs/console-compat.md repeats it.
  */
 export type Scope = 'global' | 'cluster' | 'workspace' | 'namespace';

@@ -1,42 +1,79 @@
 import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
+import { workspaceAccessRef } from '../tenant/tenant-module.ts';
 import { userDirectoryRef } from '../tokens/user-directory.ts';
+import { MemberLists } from './member-lists.ts';
 import { memberRolesApi } from './member-roles-api.ts';
 import { memberRolesRoutes } from './member-roles-routes.ts';
 import { MemberRoles } from './member-roles.ts';
+import { membersApi } from './members-api.ts';
+import { membersRoutes } from './members-routes.ts';
 import { RoleCache } from './role-cache.ts';
+import { RoleLists } from './role-lists.ts';
 import { roleVocabulary } from './role-objects.ts';
+import { rolesApi } from './roles-api.ts';
+import { rolesRoutes } from './roles-routes.ts';
+import { ScopeAccess } from './scope-access.ts';
 import { usersApi } from './users-api.ts';
 import { usersRoutes } from './users-routes.ts';
 import { UsersService } from './users-service.ts';
 
 /**
- * The original's IAM reads its console needs: users (never a secret) with their global role, and the
- * role templates of a member at each scope, from the original's role objects or derived from
- * Kubernetes RBAC.
+ * The original's IAM reads its console needs: users (never a secret) with their global role, the roles
+ * and the members of every scope, and the role templates of a member at each scope, from the original's
+ * role objects or derived from Kubernetes RBAC.
  */
 export const iamModule: FeatureModule = {
   name: 'iam',
-  requires: [configRef, kubeConfigRef, loggerRef, cacheMetricsRef, accessReviewerRef, userDirectoryRef],
+  requires: [
+    configRef,
+    kubeConfigRef,
+    loggerRef,
+    cacheMetricsRef,
+    accessReviewerRef,
+    userDirectoryRef,
+    workspaceAccessRef,
+  ],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
     const directory = ctx.get(userDirectoryRef);
     const reviewer = ctx.get(accessReviewerRef);
     const vocabulary = roleVocabulary(platformName);
+    const tenantGroup = `tenant.${platformName}.io`;
     const cache = new RoleCache({
       kubeConfig: ctx.get(kubeConfigRef),
       iam: directory.iam,
+      tenantGroup,
       vocabulary,
       logger: ctx.get(loggerRef),
       metrics: ctx.get(cacheMetricsRef),
     });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
+    const access = new ScopeAccess({
+      reviewer,
+      workspaces: ctx.get(workspaceAccessRef),
+      cache,
+      iamGroup: directory.iam.group,
+      tenantGroup,
+    });
+    const roleLists = new RoleLists({ cache, access, vocabulary, iamGroup: directory.iam.group });
+    const members = new MemberLists({ cache, access, users: directory, vocabulary });
     return {
       edge: {
-        protectedRoutes: [usersRoutes({ platformName, users }), memberRolesRoutes({ platformName, roles })],
-        openApi: [usersApi({ platformName }), memberRolesApi({ platformName })],
+        protectedRoutes: [
+          usersRoutes({ platformName, users }),
+          memberRolesRoutes({ platformName, roles }),
+          rolesRoutes({ platformName, roles: roleLists }),
+          membersRoutes({ platformName, members }),
+        ],
+        openApi: [
+          usersApi({ platformName }),
+          memberRolesApi({ platformName }),
+          rolesApi({ platformName }),
+          membersApi({ platformName }),
+        ],
       },
       readiness: { 'iam-roles': () => cache.ready },
       start: () => cache.start(),

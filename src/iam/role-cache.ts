@@ -4,6 +4,7 @@ import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
 import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IamGroup } from '../tokens/iam-resources.ts';
+import type { Scope } from './derived-rules.ts';
 import type { BindingObject, RoleObject, RoleVocabulary } from './role-objects.ts';
 import { bindingsOf, templatesOf } from './role-templates.ts';
 
@@ -15,44 +16,66 @@ import { bindingsOf, templatesOf } from './role-templates.ts';
  */
 export type RoleModel = 'original' | 'derived';
 
-const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+const RBAC = `/apis/${RBAC_GROUP}/v1`;
 const LIST_TIMEOUT_MS = 60_000;
 const DISCOVERY_RETRY_MS = 2000;
 
-type Cached<T> = Informer<T & { metadata: { name: string } }>;
+/** The kind and apiVersion each cached role or binding is served with, whatever the list or watch gave. */
+interface TypeOf {
+  apiVersion: string;
+  kind: string;
+}
+
+/** What the cache does with each of its informers, whatever it holds. */
+type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop'>;
+
+interface Named {
+  metadata: { name: string; resourceVersion?: string };
+}
 
 /**
- * The original's role objects, in watch-backed caches started only when its role model is installed
- * (found once at start by API discovery, like the user schema: installing it later needs a restart).
+ * The role model's objects in watch-backed caches: Kubernetes ClusterRoles, Roles and their bindings
+ * always (they exist in every cluster); the original's GlobalRoles, WorkspaceRoles and their bindings
+ * each where its resource is installed in the IAM group; and the names of namespaces and of workspaces
+ * (WorkspaceTemplates, where installed in the tenant group), to tell an unknown scope from an empty
+ * one. What is installed is found once at start by API discovery, like the user schema: installing a
+ * resource later needs a restart.
  */
 export class RoleCache {
   readonly #kc: KubeConfig;
   readonly #iam: IamGroup;
+  readonly #tenantGroup: string;
   readonly #words: RoleVocabulary;
   readonly #logger: Logger;
   readonly #metrics: CacheMetrics | undefined;
   #model: RoleModel | undefined;
-  #informers: Informer<RoleObject | BindingObject>[] = [];
-  #globalRoles: Cached<RoleObject> | undefined;
-  #globalBindings: Cached<BindingObject> | undefined;
-  #workspaceRoles: Cached<RoleObject> | undefined;
-  #workspaceBindings: Cached<BindingObject> | undefined;
-  #clusterRoles: Cached<RoleObject> | undefined;
-  #clusterBindings: Cached<BindingObject> | undefined;
-  #roles: Cached<RoleObject> | undefined;
-  #roleBindings: Cached<BindingObject> | undefined;
+  #informers: Running[] = [];
+  #globalRoles: Informer<RoleObject> | undefined;
+  #globalBindings: Informer<BindingObject> | undefined;
+  #workspaceRoles: Informer<RoleObject> | undefined;
+  #workspaceBindings: Informer<BindingObject> | undefined;
+  #clusterRoles: Informer<RoleObject> | undefined;
+  #clusterBindings: Informer<BindingObject> | undefined;
+  #roles: Informer<RoleObject> | undefined;
+  #roleBindings: Informer<BindingObject> | undefined;
+  #namespaces: Informer<Named> | undefined;
+  #workspaces: Informer<Named> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
   constructor(deps: {
     kubeConfig: KubeConfig;
     iam: IamGroup;
+    /** `tenant.<platform>.io`, where the original's WorkspaceTemplates live. */
+    tenantGroup: string;
     vocabulary: RoleVocabulary;
     logger: Logger;
     metrics?: CacheMetrics;
   }) {
     this.#kc = deps.kubeConfig;
     this.#iam = deps.iam;
+    this.#tenantGroup = deps.tenantGroup;
     this.#words = deps.vocabulary;
     this.#logger = deps.logger;
     this.#metrics = deps.metrics;
@@ -63,25 +86,28 @@ export class RoleCache {
     return this.#model;
   }
 
-  /** The model is known and every cache it needs has its first list. */
+  /** The model is known and every cache has its first list. */
   get ready(): boolean {
     return this.#model !== undefined && this.#informers.every((i) => i.synced);
   }
 
   start(): void {
     const attempt = (): void => {
-      this.#discover().then(
-        (resources) => {
+      Promise.all([
+        this.#discover(`/apis/${this.#iam.group}/${this.#iam.version}`),
+        this.#discover(`/apis/${this.#tenantGroup}/v1alpha2`),
+      ]).then(
+        ([iam, tenant]) => {
           if (this.#stopped) return;
-          this.#model =
-            resources.has('globalroles') && resources.has('globalrolebindings') ? 'original' : 'derived';
-          if (this.#model === 'original') this.#startCaches(resources);
+          this.#model = iam.has('globalroles') && iam.has('globalrolebindings') ? 'original' : 'derived';
+          this.#startCaches(iam, tenant);
           this.#logger.info('role model found', {
             model: this.#model,
             source:
               this.#model === 'original'
                 ? `the original's GlobalRoles in ${this.#iam.group} and Kubernetes RBAC roles, cached`
                 : `no GlobalRoles in ${this.#iam.group}: role templates derived from Kubernetes RBAC`,
+            cached: this.#informers.map((i) => i.kind),
           });
         },
         (err: unknown) => {
@@ -101,9 +127,53 @@ export class RoleCache {
     await Promise.all(this.#informers.map((i) => i.stop()));
   }
 
+  /**
+   * Every role of a scope's kind: GlobalRoles, ClusterRoles, WorkspaceRoles (of every workspace: which
+   * belong to one is the caller's question, see role-lists.ts) or the Roles of one namespace. Empty
+   * where the kind is not installed.
+   */
+  roles(scope: Scope, namespace = ''): RoleObject[] {
+    if (scope === 'namespace') return inNamespace(this.#roles, namespace);
+    return this.#rolesOf(scope)?.list() ?? [];
+  }
+
+  /** One role of a scope's kind by name (a Role in `namespace`). */
+  role(scope: Scope, name: string, namespace = ''): RoleObject | undefined {
+    if (scope === 'namespace') return this.#roles?.get(name, namespace);
+    return this.#rolesOf(scope)?.get(name);
+  }
+
+  /**
+   * The bindings of a scope: every GlobalRoleBinding or ClusterRoleBinding, the WorkspaceRoleBindings
+   * labelled with the workspace, or the RoleBindings in the namespace.
+   */
+  bindings(scope: Scope, place = ''): BindingObject[] {
+    switch (scope) {
+      case 'global':
+        return this.#globalBindings?.list() ?? [];
+      case 'cluster':
+        return this.#clusterBindings?.list() ?? [];
+      case 'workspace':
+        return [...(this.#workspaceBindings?.values() ?? [])].filter(
+          (b) => b.metadata.labels?.[this.#words.workspaceLabel] === place,
+        );
+      case 'namespace':
+        return inNamespace(this.#roleBindings, place);
+    }
+  }
+
+  namespaceExists(name: string): boolean {
+    return this.#namespaces?.get(name) !== undefined;
+  }
+
+  /** A WorkspaceTemplate of that name exists (never, where that resource is not installed). */
+  workspaceExists(name: string): boolean {
+    return this.#workspaces?.get(name) !== undefined;
+  }
+
   /** The user's GlobalRole (the original's: the role of the first GlobalRoleBinding naming the user). */
   globalRoleOf(username: string): RoleObject | undefined {
-    const binding = bindingsOf(this.#globalBindings?.list() ?? [], username)[0];
+    const binding = bindingsOf(this.bindings('global'), username)[0];
     return binding ? this.#globalRoles?.get(binding.roleRef.name) : undefined;
   }
 
@@ -113,7 +183,7 @@ export class RoleCache {
   }
 
   clusterTemplates(username: string): RoleObject[] {
-    const binding = bindingsOf(this.#clusterBindings?.list() ?? [], username)[0];
+    const binding = bindingsOf(this.bindings('cluster'), username)[0];
     const role =
       binding && binding.roleRef.kind === 'ClusterRole'
         ? this.#clusterRoles?.get(binding.roleRef.name)
@@ -122,34 +192,37 @@ export class RoleCache {
   }
 
   workspaceTemplates(username: string, groups: readonly string[], workspace: string): RoleObject[] {
-    const inWorkspace = (this.#workspaceBindings?.list() ?? []).filter(
-      (b) => b.metadata.labels?.[this.#words.workspaceLabel] === workspace,
-    );
-    const roles = bindingsOf(inWorkspace, username, groups).flatMap(
+    const roles = bindingsOf(this.bindings('workspace', workspace), username, groups).flatMap(
       (b) => this.#workspaceRoles?.get(b.roleRef.name) ?? [],
     );
     return this.#aggregate(roles, (n) => this.#workspaceRoles?.get(n));
   }
 
   namespaceTemplates(username: string, groups: readonly string[], namespace: string): RoleObject[] {
-    const inNamespace = (this.#roleBindings?.list() ?? []).filter((b) => b.metadata.namespace === namespace);
-    const roles = bindingsOf(inNamespace, username, groups).flatMap((b) =>
+    const roles = bindingsOf(this.bindings('namespace', namespace), username, groups).flatMap((b) =>
       b.roleRef.kind === 'Role' ? (this.#roles?.get(b.roleRef.name, namespace) ?? []) : [],
     );
     return this.#aggregate(roles, (n) => this.#roles?.get(n, namespace));
+  }
+
+  #rolesOf(scope: Exclude<Scope, 'namespace'>): Informer<RoleObject> | undefined {
+    return scope === 'global'
+      ? this.#globalRoles
+      : scope === 'cluster'
+        ? this.#clusterRoles
+        : this.#workspaceRoles;
   }
 
   #aggregate(roles: RoleObject[], lookup: (name: string) => RoleObject | undefined): RoleObject[] {
     return templatesOf(roles, lookup, this.#words.aggregationRoles);
   }
 
-  async #discover(): Promise<Set<string>> {
+  /** The resource names an API group version serves; empty when it is not installed. */
+  async #discover(path: string): Promise<Set<string>> {
     try {
-      const list = await kubeRequest<{ resources?: { name?: string }[] }>(
-        this.#kc,
-        `/apis/${this.#iam.group}/${this.#iam.version}`,
-        { timeoutMs: 10_000 },
-      );
+      const list = await kubeRequest<{ resources?: { name?: string }[] }>(this.#kc, path, {
+        timeoutMs: 10_000,
+      });
       return new Set((list.resources ?? []).flatMap((r) => (r.name ? [r.name] : [])));
     } catch (err) {
       if (err instanceof KubeRequestError && err.statusCode === 404) return new Set();
@@ -157,41 +230,75 @@ export class RoleCache {
     }
   }
 
-  #startCaches(resources: Set<string>): void {
-    const iam = `/apis/${this.#iam.group}/${this.#iam.version}`;
-    this.#globalRoles = this.#cache<RoleObject>(`${iam}/globalroles`, `globalroles.${this.#iam.group}`);
-    this.#globalBindings = this.#cache<BindingObject>(
-      `${iam}/globalrolebindings`,
-      `globalrolebindings.${this.#iam.group}`,
+  #startCaches(iam: Set<string>, tenant: Set<string>): void {
+    const iamPath = `/apis/${this.#iam.group}/${this.#iam.version}`;
+    const iamType = (kind: string) => ({ apiVersion: `${this.#iam.group}/${this.#iam.version}`, kind });
+    const rbacType = (kind: string) => ({ apiVersion: `${RBAC_GROUP}/v1`, kind });
+    const fromIam = <T extends RoleObject | BindingObject>(plural: string, kind: string) =>
+      iam.has(plural)
+        ? this.#cache<T>(`${iamPath}/${plural}`, `${plural}.${this.#iam.group}`, iamType(kind))
+        : undefined;
+    this.#globalRoles = fromIam<RoleObject>('globalroles', 'GlobalRole');
+    this.#globalBindings = fromIam<BindingObject>('globalrolebindings', 'GlobalRoleBinding');
+    this.#workspaceRoles = fromIam<RoleObject>('workspaceroles', 'WorkspaceRole');
+    this.#workspaceBindings = fromIam<BindingObject>('workspacerolebindings', 'WorkspaceRoleBinding');
+    this.#clusterRoles = this.#cache(`${RBAC}/clusterroles`, 'clusterroles', rbacType('ClusterRole'));
+    this.#clusterBindings = this.#cache(
+      `${RBAC}/clusterrolebindings`,
+      'clusterrolebindings',
+      rbacType('ClusterRoleBinding'),
     );
-    if (resources.has('workspaceroles') && resources.has('workspacerolebindings')) {
-      this.#workspaceRoles = this.#cache<RoleObject>(
-        `${iam}/workspaceroles`,
-        `workspaceroles.${this.#iam.group}`,
-      );
-      this.#workspaceBindings = this.#cache<BindingObject>(
-        `${iam}/workspacerolebindings`,
-        `workspacerolebindings.${this.#iam.group}`,
+    this.#roles = this.#cache(`${RBAC}/roles`, 'roles', rbacType('Role'));
+    this.#roleBindings = this.#cache(`${RBAC}/rolebindings`, 'rolebindings', rbacType('RoleBinding'));
+    this.#namespaces = this.#names('/api/v1/namespaces', 'namespaces (names)');
+    if (tenant.has('workspacetemplates')) {
+      this.#workspaces = this.#names(
+        `/apis/${this.#tenantGroup}/v1alpha2/workspacetemplates`,
+        `workspacetemplates.${this.#tenantGroup} (names)`,
       );
     }
-    this.#clusterRoles = this.#cache<RoleObject>(`${RBAC}/clusterroles`, 'clusterroles');
-    this.#clusterBindings = this.#cache<BindingObject>(`${RBAC}/clusterrolebindings`, 'clusterrolebindings');
-    this.#roles = this.#cache<RoleObject>(`${RBAC}/roles`, 'roles');
-    this.#roleBindings = this.#cache<BindingObject>(`${RBAC}/rolebindings`, 'rolebindings');
     for (const informer of this.#informers) informer.start();
   }
 
-  #cache<T extends RoleObject | BindingObject>(path: string, kind: string): Cached<T> {
+  #cache<T extends RoleObject | BindingObject>(path: string, kind: string, type: TypeOf): Informer<T> {
+    return this.#informer<T>(path, kind, (o) => ({
+      ...o,
+      ...type,
+      metadata: { ...o.metadata, managedFields: undefined },
+    }));
+  }
+
+  /** Only names are kept: enough to tell whether the object exists, at a few bytes each. */
+  #names(path: string, kind: string): Informer<Named> {
+    return this.#informer<Named>(path, kind, (o) => ({
+      metadata: {
+        name: o.metadata.name,
+        ...(o.metadata.resourceVersion ? { resourceVersion: o.metadata.resourceVersion } : {}),
+      },
+    }));
+  }
+
+  #informer<T extends Named>(path: string, kind: string, transform: (o: T) => T): Informer<T> {
     const informer = new Informer<T>({
       kind,
       // Raw JSON, not a typed client: the objects are served as the apiserver sent them.
       list: () => kubeRequest<ListResult<T>>(this.#kc, path, { timeoutMs: LIST_TIMEOUT_MS }),
       watch: kubeWatch(this.#kc, path),
-      transform: (o) => ({ ...o, metadata: { ...o.metadata, managedFields: undefined } }),
+      transform,
       logger: this.#logger,
       ...(this.#metrics ? { metrics: this.#metrics } : {}),
     });
-    this.#informers.push(informer as unknown as Informer<RoleObject | BindingObject>);
+    this.#informers.push(informer);
     return informer;
   }
+}
+
+function inNamespace<T extends RoleObject | BindingObject>(
+  informer: Informer<T> | undefined,
+  namespace: string,
+): T[] {
+  const found: T[] = [];
+  for (const object of informer?.values() ?? [])
+    if (object.metadata.namespace === namespace) found.push(object);
+  return found;
 }

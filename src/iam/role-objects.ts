@@ -43,6 +43,12 @@ export interface RoleVocabulary {
   workspaceLabel: string;
   /** The annotation on a User naming its global role. */
   globalRole: string;
+  /** The annotations on a member (a User) naming its role at the cluster, in a workspace, in a namespace. */
+  clusterRole: string;
+  workspaceRole: string;
+  namespaceRole: string;
+  /** `<platform>.io/alias-name`: the display name the list query's `alias` matches. */
+  alias: string;
   /** Marks a role template this server derived from Kubernetes RBAC (no such object is stored). */
   derivedFrom: string;
 }
@@ -55,6 +61,10 @@ export function roleVocabulary(platformName: string): RoleVocabulary {
     templateLabel: `${iam}/role-template`,
     workspaceLabel: `${platformName}.io/workspace`,
     globalRole: `${iam}/globalrole`,
+    clusterRole: `${iam}/clusterrole`,
+    workspaceRole: `${iam}/workspacerole`,
+    namespaceRole: `${iam}/role`,
+    alias: `${platformName}.io/alias-name`,
     derivedFrom: `${iam}/derived-from`,
   };
 }

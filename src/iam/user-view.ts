@@ -10,11 +10,18 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
  * A User as the users API serves it: never the password hash (`spec.password`, nor inside the
  * last-applied annotation), never the login admission ledger (`iam.<platform>.io/login-attempts`) or
  * the recent failed logins and lock time (they tell an attacker how close an account is to being
- * locked); with the original's `iam.<platform>.io/globalrole` annotation when the user has one.
+ * locked); with the original's `iam.<platform>.io/globalrole` annotation when the user has one, and
+ * as a member of a scope, with the role annotation of that scope.
  */
 export function publicUser(
   user: UserObject,
-  options: { ledgerAnnotation: string; globalRoleAnnotation: string; globalRole: string | undefined },
+  options: {
+    ledgerAnnotation: string;
+    globalRoleAnnotation: string;
+    globalRole: string | undefined;
+    /** A member's role at the scope it was listed in, as the original annotates it (`iam.<platform>.io/role`, …). */
+    scopeRole?: { annotation: string; role: string };
+  },
 ): UserObject {
   const annotations = { ...user.metadata.annotations };
   delete annotations[LAST_APPLIED];
@@ -22,6 +29,7 @@ export function publicUser(
   // The original sets it from the binding on every answer; a stale stored value never shows.
   delete annotations[options.globalRoleAnnotation];
   if (options.globalRole) annotations[options.globalRoleAnnotation] = options.globalRole;
+  if (options.scopeRole) annotations[options.scopeRole.annotation] = options.scopeRole.role;
   const { managedFields: _managedFields, ...metadata } = user.metadata;
   const { password: _password, ...spec } = user.spec ?? {};
   const view: UserObject = {

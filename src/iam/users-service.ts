@@ -1,7 +1,8 @@
 import type { AccessReviewer } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import { parseListQuery, type ListQuery, type RawQuery } from '../list-query/list-query.ts';
+import { parseListQuery, type RawQuery } from '../list-query/list-query.ts';
+import { matchesMetadata, sortAndPage } from '../list-query/metadata-page.ts';
 import type { UserObject } from '../tokens/iam-resources.ts';
 import type { UserDirectory } from '../tokens/user-directory.ts';
 import { notFound, type MemberRoles } from './member-roles.ts';
@@ -85,31 +86,30 @@ export class UsersService {
         );
       }
     }
-    const query = parseListQuery(raw);
-    const email = single(raw, 'email');
-    const globalRole = single(raw, 'globalrole');
+    const query = parseListQuery(raw, { filters: { email: undefined, globalrole: undefined } });
+    const email = query.filters.get('email');
+    const globalRole = query.filters.get('globalrole');
 
-    let users = this.#users.list().filter((u) => this.#matches(u, query, email));
+    let users = this.#users
+      .list()
+      .filter(
+        (u) =>
+          matchesMetadata(u, query, this.#aliasAnnotation) &&
+          (email === undefined || u.spec?.email === email),
+      );
     // The global role is the one filter that needs the roles; asked only of what the other filters kept.
     const rolesOf = new Map<UserObject, string | undefined>();
     if (globalRole !== undefined) {
       await Promise.all(users.map(async (u) => rolesOf.set(u, await this.#roles.globalRoleOf(u))));
       users = users.filter((u) => rolesOf.get(u) === globalRole);
     }
-    // Each creation time parsed once, not per comparison: the sort is most of a page's cost.
-    const keyed = users.map((u) => ({ user: u, created: createdAt(u) }));
-    const sign = query.ascending ? 1 : -1;
-    const sorted = keyed.sort((a, b) => sign * order(a, b, query)).map((k) => k.user);
-    const page =
-      query.limit === undefined
-        ? sorted
-        : sorted.slice((query.page - 1) * query.limit, query.page * query.limit);
+    const page = sortAndPage(users, query);
     const items = await Promise.all(
-      page.map(async (u) =>
+      page.items.map(async (u) =>
         this.#view(u, rolesOf.has(u) ? rolesOf.get(u) : await this.#roles.globalRoleOf(u)),
       ),
     );
-    return { items, totalItems: users.length };
+    return { items, totalItems: page.totalItems };
   }
 
   #view(user: UserObject, globalRole: string | undefined): UserObject {
@@ -119,47 +119,4 @@ export class UsersService {
       globalRole,
     });
   }
-
-  #matches(user: UserObject, query: ListQuery, email: string | undefined): boolean {
-    const { metadata } = user;
-    if (query.name !== undefined && !metadata.name.includes(query.name)) return false;
-    if (query.names !== undefined && !query.names.has(metadata.name)) return false;
-    if (query.uid !== undefined && metadata.uid !== query.uid) return false;
-    if (!query.labelSelector.matches(metadata.labels) || !query.label.matches(metadata.labels)) return false;
-    if (!query.annotation.matches(metadata.annotations)) return false;
-    if (
-      query.alias !== undefined &&
-      !(metadata.annotations?.[this.#aliasAnnotation] ?? '').includes(query.alias)
-    )
-      return false;
-    return email === undefined || user.spec?.email === email;
-  }
-}
-
-/** Ascending order by the query's key: name, or creation time with ties by name (the original has no update time for users). */
-function order(
-  a: { user: UserObject; created: number },
-  b: { user: UserObject; created: number },
-  query: ListQuery,
-): number {
-  const byName = compare(a.user.metadata.name, b.user.metadata.name);
-  if (query.sortBy === 'name') return byName;
-  return a.created - b.created || byName;
-}
-
-function createdAt(user: UserObject): number {
-  return Date.parse(String(user.metadata.creationTimestamp ?? '')) || 0;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function single(raw: RawQuery, parameter: string): string | undefined {
-  const value = raw[parameter];
-  if (value === undefined || value === '') return undefined;
-  if (typeof value === 'string') return value;
-  throw new ApiError('BadRequest', `query parameter "${parameter}" must be given at most once`, {
-    details: { causes: [{ reason: 'FieldValueDuplicate', message: 'repeated', field: parameter }] },
-  });
 }

@@ -15,6 +15,7 @@ import {
   createUser,
   deleteUsersAndSessions,
   installIamCrds,
+  passwordLogin,
 } from '../support/iam-fixtures.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
@@ -30,15 +31,46 @@ const kc = adminKubeConfig(cp.kubeconfigPath);
 // A user of a group nobody else binds, so the 403 → 200 step depends only on this file's binding.
 const OLGA = { name: 'openapi-olga', password: 'olga-Pa55word!', groups: ['openapi-readers'] };
 const NODE_PREFIX = 'openapi';
+// A reader of roles and role bindings at every scope (RBAC of this file's own), for the IAM role and member lists.
+const IRIS = { name: 'openapi-iris', password: 'iris-Pa55word!', groups: [] as string[] };
+const IRIS_ROLE = `${NODE_PREFIX}-iam-reader`;
 
 describe('OpenAPI document of the real server', () => {
   let server: ServerProcess;
   let openapi: OpenApiConformance;
   before(async () => {
     await installIamCrds(kc, 'acme');
-    await deleteUsersAndSessions(kc, [OSCAR.name, OLGA.name], 'acme');
+    await deleteUsersAndSessions(kc, [OSCAR.name, OLGA.name, IRIS.name], 'acme');
     await createUser(kc, OSCAR, 'acme');
     await createUser(kc, OLGA, 'acme');
+    await createUser(kc, IRIS, 'acme');
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: IRIS_ROLE }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: IRIS_ROLE }).catch(() => undefined);
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: IRIS_ROLE },
+        rules: [
+          {
+            apiGroups: ['rbac.authorization.k8s.io'],
+            resources: ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'],
+            verbs: ['get', 'list'],
+          },
+          {
+            apiGroups: ['iam.acme.io'],
+            resources: ['globalroles', 'workspaceroles', 'workspacerolebindings'],
+            verbs: ['get', 'list'],
+          },
+        ],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: IRIS_ROLE },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: IRIS_ROLE },
+        subjects: [{ kind: 'User', name: IRIS.name, apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
     server = await startServerProcess([...serverArgs, '--auth.addressRequestsPerMinute=0']);
     await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
     // Validates the served document against the official OpenAPI 3.1 schema.
@@ -46,8 +78,10 @@ describe('OpenAPI document of the real server', () => {
   });
   after(async () => {
     await server?.stop();
-    await deleteUsersAndSessions(kc, [OSCAR.name, OLGA.name], 'acme');
+    await deleteUsersAndSessions(kc, [OSCAR.name, OLGA.name, IRIS.name], 'acme');
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: IRIS_ROLE }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: IRIS_ROLE }).catch(() => undefined);
     await rbac.deleteClusterRoleBinding({ name: `${NODE_PREFIX}-olga` }).catch(() => undefined);
     await rbac.deleteClusterRole({ name: `${NODE_PREFIX}-node-reader` }).catch(() => undefined);
     await deleteNodes(kc.makeApiClient(CoreV1Api), NODE_PREFIX);
@@ -128,6 +162,35 @@ describe('OpenAPI document of the real server', () => {
     }
     assert.equal((await openapi.fetch(`${iam}/users?limit=10&sortBy=createTime`, bearer)).res.status, 403);
     assert.equal((await openapi.fetch(`${iam}/users/${OLGA.name}`, bearer)).res.status, 403);
+    // The roles and members of every scope, as Iris (RBAC on roles and bindings; only our CRDs for acme:
+    // no GlobalRoles, no workspaces). Oscar has no such rights.
+    const irisLogin = await passwordLogin(url, IRIS.name, IRIS.password, { id: 'acme', secret: 'acme' });
+    assert.equal(irisLogin.status, 200, JSON.stringify(irisLogin.body));
+    const iris = { headers: { Authorization: `Bearer ${String(irisLogin.body['access_token'])}` } };
+    const scopeReads: [string, number][] = [
+      ['globalroles?limit=-1&annotation=acme.io/creator', 200],
+      ['globalroles/platform-admin', 404],
+      ['clusterroles?names=cluster-admin,view&sortBy=name', 200],
+      ['clusterroles/cluster-admin', 200],
+      ['workspaces/openapi-ws/workspaceroles?label=iam.acme.io/role-template=true', 404],
+      ['workspaces/openapi-ws/workspaceroles/openapi-ws-admin', 404],
+      ['namespaces/default/roles?limit=10&aggregateTo=admin', 200],
+      ['namespaces/default/roles/openapi-none', 404],
+      [`clustermembers?names=${IRIS.name}&clusterrole=${IRIS_ROLE}`, 200],
+      [`clustermembers/${IRIS.name}`, 200],
+      ['workspaces/openapi-ws/workspacemembers?limit=10', 404],
+      [`workspaces/openapi-ws/workspacemembers/${IRIS.name}`, 404],
+      ['namespaces/default/members?limit=10&role=admin', 200],
+      [`namespaces/default/members/${IRIS.name}`, 404],
+    ];
+    for (const [path, status] of scopeReads) {
+      const { res, body } = await openapi.fetch(`${iam}/${path}`, iris);
+      assert.equal(res.status, status, `${path}: ${body}`);
+    }
+    const { body: irisMembers } = await openapi.fetch(`${iam}/clustermembers?names=${IRIS.name}`, iris);
+    assert.equal(JSON.parse(irisMembers).items[0].metadata.annotations['iam.acme.io/clusterrole'], IRIS_ROLE);
+    assert.equal((await openapi.fetch(`${iam}/clusterroles`, bearer)).res.status, 403);
+    assert.equal((await openapi.fetch(`${iam}/namespaces/default/members`, bearer)).res.status, 403);
     // /kapis/version: anonymous as in the original (its console asks before login), and with a token.
     const kubeVersion = await kubeRequest<Record<string, unknown>>(kc, '/version', { timeoutMs: 10_000 });
     for (const init of [{}, bearer]) {
