@@ -34,7 +34,7 @@ export function serverVersion(env: NodeJS.ProcessEnv = process.env): ServerVersi
       compiler: 'node (type stripping, from source)',
       now: new Date(),
     });
-  const [, major = '', minor = ''] = /^v?(\d+)\.(\d+)/.exec(facts.gitVersion) ?? [];
+  const { major, minor } = majorMinor(facts.gitVersion);
   return {
     gitVersion: facts.gitVersion,
     gitMajor: major,
@@ -46,4 +46,10 @@ export function serverVersion(env: NodeJS.ProcessEnv = process.env): ServerVersi
     compiler: facts.compiler,
     platform: `${process.platform}/${GO_ARCH[process.arch] ?? process.arch}`,
   };
+}
+
+/** The first two numbers of `v<major>.<minor>…`, as strings; empty when there are none. */
+export function majorMinor(version: string): { major: string; minor: string } {
+  const [, major = '', minor = ''] = /^v?(\d+)\.(\d+)/.exec(version) ?? [];
+  return { major, minor };
 }

@@ -135,6 +135,12 @@ export const ConfigSchema = Type.Object(
       patternHint: 'a lowercase DNS label, e.g. "platform"',
       doc: 'Lowercase platform name: forms API group domains (`resources.<name>.io`), the default OAuth client id/secret and the token issuer.',
     }),
+    compatibleRelease: text({
+      default: 'v3.4.1',
+      pattern: '^v\\d+\\.\\d+\\.\\d+$',
+      patternHint: 'a release like "v3.4.1"',
+      doc: "With `platformName: kubesphere`: the original's release whose API this server implements. `/kapis/version` reports it as `gitVersion` (and its numbers as `gitMajor`, `gitMinor`), so the original's console chooses that release's paths and features; this server's own version is in `platformApiserver`. Ignored under any other platform name. See [`/kapis/version`](version.md).",
+    }),
     http: group('The HTTP listener.', {
       host: text({ default: '0.0.0.0', doc: 'Listen address.' }),
       port: integer({

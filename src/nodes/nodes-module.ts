@@ -8,7 +8,7 @@ import { packageVersion } from '../version.ts';
 import { NodeCache } from './node-cache.ts';
 import { nodesApi } from './nodes-api.ts';
 import { nodesRoutes } from './nodes-routes.ts';
-import { PodCache, type PodIndexSource } from './pod-cache.ts';
+import { PodCache, type ClaimUsage, type PodIndexSource } from './pod-cache.ts';
 
 /** The node routes and their OpenAPI description, mounted by the resources API as its `nodes` kind. */
 export interface NodeRoutes {
@@ -21,11 +21,14 @@ export const nodeRoutesRef = serviceRef<NodeRoutes>('node-routes');
 /** The pod cache's slim per-pod records, from which the resources API picks pod pages. */
 export const podIndexRef = serviceRef<PodIndexSource>('pod-index');
 
+/** Which PersistentVolumeClaims pods mount, from the same pod cache (the claims' `in-use` annotation). */
+export const claimUsageRef = serviceRef<ClaimUsage>('claim-usage');
+
 /** The cached node API: a watch-backed node cache, served paged, sorted and filtered. */
 export const nodesModule: FeatureModule = {
   name: 'nodes',
   requires: [configRef, kubeConfigRef, loggerRef, registryRef, cacheMetricsRef, accessReviewerRef],
-  provides: [nodeRoutesRef, podIndexRef],
+  provides: [nodeRoutesRef, podIndexRef, claimUsageRef],
   register(ctx) {
     const config = ctx.get(configRef);
     const kubeConfig = ctx.get(kubeConfigRef);
@@ -41,6 +44,7 @@ export const nodesModule: FeatureModule = {
       allocations: podCache,
     });
     ctx.provide(podIndexRef, podCache);
+    ctx.provide(claimUsageRef, podCache);
     ctx.provide(nodeRoutesRef, {
       router: nodesRoutes({
         platformName: config.platformName,

@@ -5,14 +5,16 @@ import { kubeRequestBytes } from '../cluster/kube-request.ts';
 import { eachListItem } from '../cluster/list-items.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { NodeAllocation } from './node-allocation.ts';
+import { claimsOf, sameClaims } from './pod-claims.ts';
 import { occupiesNode, podFootprint, type PodFootprint, type RawPod } from './pod-resources.ts';
 
 /**
  * What the cache keeps of a pod: its key, its resourceVersion, what it adds to its node, and what the
- * resources API's pod index sorts and filters by. Never the Pod itself; one flat object (no nested
- * ones) whose node and namespace names are the one string the cache holds per node and namespace.
+ * resources API's pod index sorts and filters by, and the claims it mounts. Never the Pod itself; one
+ * flat object whose node and namespace names are the one string the cache holds per node and namespace
+ * (the only nested one, the claims array, exists for the few pods that mount claims).
  * About 170 bytes of V8 heap per pod with the store's map entry before the index fields, which add
- * five (docs/benchmarks.md).
+ * five (docs/benchmarks.md), and the claims field one more.
  */
 interface CachedPod extends IndexedPod {
   readonly resourceVersion: string;
@@ -22,6 +24,8 @@ interface CachedPod extends IndexedPod {
   readonly cpuLimits: number;
   readonly memoryRequests: number;
   readonly memoryLimits: number;
+  /** The PersistentVolumeClaims it mounts (pod-claims.ts); undefined for none. */
+  readonly claims: readonly string[] | undefined;
 }
 
 /** What the pod index reads of a pod. */
@@ -92,6 +96,7 @@ class Compactor {
       memoryLimits: footprint.memoryLimits,
       createdS,
       startedS,
+      claims: claimsOf(pod),
     };
   }
 
@@ -126,6 +131,16 @@ function compactWatch(watch: WatchFn, compactor: Compactor): WatchFn {
       },
       onDone,
     );
+}
+
+/** Which PersistentVolumeClaims pods mount, for the resources API's `in-use` annotation. */
+export interface ClaimUsage {
+  readonly synced: boolean;
+  freshness(): Freshness;
+  /** Changes whenever some claim starts or stops being mounted. */
+  readonly claimsTag: string;
+  /** Whether any pod (in any phase, as the original counts them) mounts the claim. */
+  inUse(namespace: string, claim: string): boolean;
 }
 
 /** What the node cache reads: each node's sums, when they change, and how current they are. */
@@ -165,17 +180,21 @@ interface Sums {
 /**
  * The requests and limits of the pods on each node, kept by a watch of every pod (finished and unbound
  * ones too: the resources API's pod index must see every pod the kube-apiserver would list). Per pod
- * only its key, namespace, node, two times and four numbers are kept; per node the four sums of the
- * pods that occupy it (integers: millicores and bytes, so adding and subtracting is exact).
+ * only its key, namespace, node, two times, four numbers and its claims are kept; per node the four
+ * sums of the pods that occupy it (integers: millicores and bytes, so adding and subtracting is exact);
+ * per mounted claim the number of pods mounting it.
  */
-export class PodCache implements AllocationSource, PodIndexSource {
+export class PodCache implements AllocationSource, PodIndexSource, ClaimUsage {
   readonly informer: Informer<CachedPod>;
   readonly #sums = new Map<string, Sums>();
+  /** Pods mounting each claim, by `namespace/claim`; only claims some pod mounts. */
+  readonly #claimPods = new Map<string, number>();
   readonly #listeners = new Set<(node: string) => void>();
   /** Pods per namespace, to forget a namespace's interned name with its last pod. */
   readonly #namespacePods = new Map<string, number>();
   readonly #compactor: Compactor;
   #stateTag = '';
+  #claimsTag = '';
 
   constructor(options: PodCacheOptions) {
     const { kubeConfig, logger } = options;
@@ -216,6 +235,11 @@ export class PodCache implements AllocationSource, PodIndexSource {
       const before = type === 'DELETED' ? pod : previous;
       const after = type === 'DELETED' ? undefined : pod;
       if (type !== 'MODIFIED') this.#countNamespace(pod.namespace, type === 'ADDED' ? 1 : -1);
+      if (!sameClaims(before?.claims, after?.claims)) {
+        this.#countClaims(before, -1);
+        this.#countClaims(after, 1);
+        this.#claimsTag = this.informer.resourceVersion;
+      }
       if (sameUsage(before, after)) return;
       const beforeNode = allocatedNode(before);
       const afterNode = allocatedNode(after);
@@ -233,6 +257,14 @@ export class PodCache implements AllocationSource, PodIndexSource {
 
   get stateTag(): string {
     return this.#stateTag;
+  }
+
+  get claimsTag(): string {
+    return this.#claimsTag;
+  }
+
+  inUse(namespace: string, claim: string): boolean {
+    return this.#claimPods.has(`${namespace}/${claim}`);
   }
 
   /** Pods cached (every pod, running or not). */
@@ -288,6 +320,15 @@ export class PodCache implements AllocationSource, PodIndexSource {
     if (sums.pods === 0) {
       this.#sums.delete(node);
       this.#compactor.forget(node);
+    }
+  }
+
+  #countClaims(pod: CachedPod | undefined, sign: 1 | -1): void {
+    for (const claim of pod?.claims ?? []) {
+      const key = `${pod!.namespace}/${claim}`;
+      const pods = (this.#claimPods.get(key) ?? 0) + sign;
+      if (pods > 0) this.#claimPods.set(key, pods);
+      else this.#claimPods.delete(key);
     }
   }
 

@@ -10,6 +10,7 @@ export interface RawPod {
     overhead?: ResourceList;
     /** Pod-level resources (KEP-2837). */
     resources?: Requirements;
+    volumes?: RawVolume[];
   };
   status?: {
     phase?: string;
@@ -20,6 +21,14 @@ export interface RawPod {
     containerStatuses?: RawContainerStatus[];
     initContainerStatuses?: RawContainerStatus[];
   };
+}
+
+/** What a pod's volume says of the claims it mounts. */
+export interface RawVolume {
+  name?: string;
+  persistentVolumeClaim?: { claimName?: string };
+  /** A generic ephemeral volume: its claim, `<pod>-<volume>`, is created for the pod. */
+  ephemeral?: object;
 }
 
 type ResourceList = Readonly<Record<string, string>>;

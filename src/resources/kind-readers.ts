@@ -5,6 +5,7 @@ import type { Identity } from '../kernel/identity.ts';
 import type { ListQuery } from '../list-query/list-query.ts';
 import { BodyMemo, EtagMemo, PreparedBody } from '../nodes/prepared-response.ts';
 import type { CallerLister, Pushdown } from './caller-lister.ts';
+import type { Annotator } from './computed-annotations.ts';
 import { field, type KubeObject } from './kube-object.ts';
 import { apiVersionOf, escapeFieldValue, type ResourceKind } from './kinds.ts';
 import { ObjectSelector, selectObjects, type ObjectTest, type Selection } from './object-selection.ts';
@@ -126,20 +127,42 @@ export class CachedKindReader implements KindReader {
   }
 }
 
-/** A kind read from the kube-apiserver as the caller, selectors passed on, page cut here. */
+/**
+ * A kind read from the kube-apiserver as the caller, selectors passed on, page cut here; with an
+ * annotator, each object gets the kind's computed annotations (from caches) before it is selected, so
+ * the `annotation` filter sees them as in the original.
+ */
 export class UpstreamKindReader implements KindReader {
   readonly #kind: ResourceKind;
   readonly #lister: CallerLister;
   readonly #options: ReaderOptions;
+  readonly #annotator: Annotator | undefined;
 
-  constructor(kind: ResourceKind, lister: CallerLister, options: ReaderOptions) {
+  constructor(kind: ResourceKind, lister: CallerLister, options: ReaderOptions, annotator?: Annotator) {
     this.#kind = kind;
     this.#lister = lister;
     this.#options = options;
+    this.#annotator = annotator;
+  }
+
+  /** The annotator's state, read before the objects (so an ETag never claims newer annotations). */
+  #annotations(): { tag: string; freshness?: Freshness } {
+    const annotator = this.#annotator;
+    if (!annotator) return { tag: '' };
+    if (!annotator.ready) {
+      throw new ApiError(
+        'Unavailable',
+        `the caches behind the ${this.#kind.resource} annotations have not finished their first sync yet`,
+        { retryAfterSeconds: 1 },
+      );
+    }
+    return { tag: annotator.tag(), freshness: annotator.freshness() };
   }
 
   async list({ identity, namespace, query }: ListRequest): Promise<Answer> {
     const kind = this.#kind;
+    const annotations = this.#annotations();
+    const annotator = this.#annotator;
     const wanted = query.filters.get('namespace');
     const scope = namespace ?? wanted;
     const tests: ObjectTest[] = [];
@@ -153,20 +176,28 @@ export class UpstreamKindReader implements KindReader {
     // `/namespaces/a/pods?namespace=b` selects nothing, as in the original.
     if (namespace === undefined || wanted === undefined || wanted === namespace) {
       resourceVersion = await this.#lister.list(identity, kind, scope, pushdown, (items) =>
-        selector.add(items),
+        selector.add(annotator ? items.map((o) => annotator.annotate(o)) : items),
       );
     }
     const selection = selector.result();
-    const etag = `W/"${resourceVersion}.${digest(JSON.stringify([kind.resource, namespace ?? null, query.canonical]))}"`;
-    return { etag, body: () => new PreparedBody(etag, listBody(kind, selection)) };
+    const etag = `W/"${resourceVersion}.${digest(JSON.stringify([kind.resource, namespace ?? null, query.canonical, annotations.tag]))}"`;
+    return {
+      etag,
+      body: () => new PreparedBody(etag, listBody(kind, selection)),
+      ...(annotations.freshness ? { freshness: annotations.freshness } : {}),
+    };
   }
 
   async get({ identity, namespace, name }: GetRequest): Promise<Answer> {
-    const object = await this.#lister.get(identity, this.#kind, namespace, name);
-    const etag = `W/"${object.metadata?.resourceVersion ?? ''}"`;
+    const annotations = this.#annotations();
+    const listed = await this.#lister.get(identity, this.#kind, namespace, name);
+    const object = this.#annotator ? this.#annotator.annotate(listed) : listed;
+    const version = listed.metadata?.resourceVersion ?? '';
+    const etag = this.#annotator ? `W/"${version}.${digest(annotations.tag)}"` : `W/"${version}"`;
     return {
       etag,
       body: () => new PreparedBody(etag, Buffer.from(JSON.stringify(served(this.#kind, object)))),
+      ...(annotations.freshness ? { freshness: annotations.freshness } : {}),
     };
   }
 

@@ -13,6 +13,7 @@ import {
 } from '../http/openapi-components.ts';
 import { pagingParameters } from '../list-query/list-query-api.ts';
 import { LABEL_SELECTOR_PATTERN } from '../list-query/label-selector.ts';
+import { COMPUTED_ANNOTATIONS } from './computed-annotations.ts';
 import { apiVersionOf, type ResourceKind } from './kinds.ts';
 
 const retryAfter = {
@@ -27,14 +28,15 @@ const bearerChallenge = {
 const cacheHeaders = {
   ETag: {
     description:
-      'Weak. Lists: from the data version (the cache state, or the resourceVersion of the list the kube-apiserver answered) and the canonical query; one object: its resourceVersion.',
+      'Weak. Lists: from the data version (the cache state, or the resourceVersion of the list the kube-apiserver answered), the canonical query and, where the kind has computed annotations, the state of the caches they come from; one object: its resourceVersion (and that state).',
     required: true,
     schema: { type: 'string', pattern: '^W/"[^"]*"$' },
   },
   'Cache-Control': { required: true, schema: { const: 'private, no-cache' } },
   Vary: { schema: { const: 'Accept-Encoding' } },
   'X-Cache-Stale-Seconds': {
-    description: 'Only for a cached kind whose watch is down: the data is at most this many seconds old.',
+    description:
+      'Only for a cached kind, or a kind with computed annotations, whose watch is down: the data (or the annotations) is at most this many seconds old.',
     schema: { type: 'string', pattern: '^\\d+$' },
   },
 };
@@ -161,6 +163,23 @@ export function resourcesApi(ctx: ApiContext, kinds: readonly ResourceKind[]): A
   const paths: Paths = {};
   for (const kind of kinds) {
     const schemaName = `Resource${kind.kind}`;
+    const computed = COMPUTED_ANNOTATIONS[kind.resource] ?? [];
+    const annotations =
+      computed.length === 0
+        ? {}
+        : {
+            annotations: {
+              type: 'object',
+              description: 'The object’s own annotations, plus those computed here.',
+              required: computed.map((a) => `${ctx.platformName}.io/${a.name}`),
+              properties: Object.fromEntries(
+                computed.map((a) => [
+                  `${ctx.platformName}.io/${a.name}`,
+                  { type: 'string', pattern: a.pattern, description: `Computed: ${a.description}` },
+                ]),
+              ),
+            },
+          };
     schemas[schemaName] = {
       type: 'object',
       description: `A ${kind.kind} (${apiVersionOf(kind)}) as the kube-apiserver returns it, minus managedFields.`,
@@ -177,6 +196,7 @@ export function resourcesApi(ctx: ApiContext, kinds: readonly ResourceKind[]): A
             uid: { type: 'string' },
             resourceVersion: { type: 'string' },
             creationTimestamp: { type: 'string', format: 'date-time' },
+            ...annotations,
           },
           not: { required: ['managedFields'] },
         },

@@ -1,10 +1,11 @@
 import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
-import { nodeRoutesRef, podIndexRef } from '../nodes/nodes-module.ts';
+import { claimUsageRef, nodeRoutesRef, podIndexRef } from '../nodes/nodes-module.ts';
 import { serviceRef } from '../kernel/module.ts';
 import { packageVersion } from '../version.ts';
 import { CallerLister } from './caller-lister.ts';
+import { claimAnnotator, storageClassAnnotator, type Annotator } from './computed-annotations.ts';
 import { CachedKindReader, UpstreamKindReader, type KindReader } from './kind-readers.ts';
 import { BUILT_IN_KINDS, type ResourceKind } from './kinds.ts';
 import { PodIndexReader } from './pod-index-reader.ts';
@@ -13,6 +14,8 @@ import { overviewRoutes } from './overview-routes.ts';
 import { resourcesApi } from './resources-api.ts';
 import { resourcesRoutes } from './resources-routes.ts';
 import type { KubeObject } from './kube-object.ts';
+import { SnapshotClassDrivers } from './snapshot-class-drivers.ts';
+import { StorageClassUsage } from './storage-class-usage.ts';
 import { WatchedKind } from './watched-kind.ts';
 
 /** The namespaces, from this module's watch-backed cache: for features that answer per namespace. */
@@ -37,6 +40,7 @@ export const resourcesModule: FeatureModule = {
     accessReviewerRef,
     nodeRoutesRef,
     podIndexRef,
+    claimUsageRef,
   ],
   provides: [namespaceCacheRef],
   register(ctx) {
@@ -47,6 +51,15 @@ export const resourcesModule: FeatureModule = {
     const nodes = ctx.get(nodeRoutesRef);
     const lister = new CallerLister({ kubeConfig });
     const readerOptions = { aliasAnnotation: `${config.platformName}.io/alias-name` };
+    const cacheOptions = { kubeConfig, logger: ctx.get(loggerRef), metrics: ctx.get(cacheMetricsRef) };
+
+    // The computed annotations of the kinds read as the caller, from caches of our own.
+    const claimClasses = new StorageClassUsage(cacheOptions);
+    const snapshotDrivers = new SnapshotClassDrivers(cacheOptions);
+    const annotators: Readonly<Record<string, Annotator>> = {
+      storageclasses: storageClassAnnotator(config.platformName, claimClasses),
+      persistentvolumeclaims: claimAnnotator(config.platformName, ctx.get(claimUsageRef), snapshotDrivers),
+    };
 
     const caches: WatchedKind[] = [];
     const served: { kind: ResourceKind; reader: KindReader }[] = [];
@@ -70,7 +83,8 @@ export const resourcesModule: FeatureModule = {
         const logger = ctx.get(loggerRef);
         served.push({ kind, reader: new PodIndexReader({ kind, index, lister, upstream, logger }) });
       } else {
-        served.push({ kind, reader: new UpstreamKindReader(kind, lister, readerOptions) });
+        const annotator = annotators[kind.resource];
+        served.push({ kind, reader: new UpstreamKindReader(kind, lister, readerOptions, annotator) });
       }
     }
 
@@ -97,12 +111,23 @@ export const resourcesModule: FeatureModule = {
           overviewApi(apiContext),
         ],
       },
-      readiness: Object.fromEntries(caches.map((c) => [`${c.kind.resource}-cache`, () => c.synced])),
+      readiness: {
+        ...Object.fromEntries(caches.map((c) => [`${c.kind.resource}-cache`, () => c.synced])),
+        'persistentvolumeclaims-cache': () => claimClasses.synced,
+        'volumesnapshotclasses-cache': () => snapshotDrivers.ready,
+      },
       start: () => {
         for (const cache of caches) cache.start();
+        claimClasses.start();
+        snapshotDrivers.start();
       },
       stop: async () => {
-        await Promise.all([...caches.map((c) => c.stop()), lister.close()]);
+        await Promise.all([
+          ...caches.map((c) => c.stop()),
+          claimClasses.stop(),
+          snapshotDrivers.stop(),
+          lister.close(),
+        ]);
       },
     };
   },

@@ -192,7 +192,7 @@ export function oauthApi(): ApiDescription {
           responses: {
             '200': jsonResponse('Tokens.', schemaRef('TokenResponse'), noStore),
             '400': oauthErrorResponse(
-              '`invalid_request` (missing, repeated or malformed field), `invalid_grant` (wrong credentials, unknown or disabled user, bad refresh token: one message), `unsupported_grant_type`.',
+              '`invalid_request` (missing, repeated or malformed field), `invalid_grant` (wrong credentials, unknown or disabled user, bad refresh token: one message), `unsupported_grant_type` (a `grant_type` other than `password` and `refresh_token`, or none, as the original answers).',
             ),
             ...formErrors,
           },

@@ -132,8 +132,6 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
     grantType: string | undefined,
   ): Promise<void> => {
     const client = authenticateClient(req, form);
-    if (grantType === undefined)
-      throw oauthError('BadRequest', 'invalid_request', 'parameter grant_type is required');
     if (grantType === 'password') {
       const login = requireField(form, 'username');
       const password = requireField(form, 'password');
@@ -152,10 +150,11 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       res.json(await deps.service.refreshGrant(client, requireField(form, 'refresh_token')));
       return;
     }
+    // A missing grant_type (or an empty one) too, as the original answers it.
     throw oauthError(
       'BadRequest',
       'unsupported_grant_type',
-      'supported grant types: password, refresh_token',
+      `${grantType === undefined ? 'parameter grant_type is required; ' : ''}supported grant types: password, refresh_token`,
     );
   };
 

@@ -566,7 +566,14 @@ describe('helm chart: lint, render, server-side dry run', () => {
     );
     assert.deepEqual(
       [...new Set(groups)],
-      ['', 'iam.acme.io', 'tenant.acme.io', 'rbac.authorization.k8s.io', 'authorization.k8s.io'],
+      [
+        '',
+        'snapshot.storage.k8s.io',
+        'iam.acme.io',
+        'tenant.acme.io',
+        'rbac.authorization.k8s.io',
+        'authorization.k8s.io',
+      ],
     );
   });
 
@@ -577,6 +584,12 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.deepEqual(role['rules'], [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: ['snapshot.storage.k8s.io'],
+        resources: ['volumesnapshotclasses'],
+        verbs: ['list', 'watch'],
+      },
       {
         apiGroups: ['iam.platform.io'],
         resources: ['users'],

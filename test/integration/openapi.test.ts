@@ -208,11 +208,18 @@ describe('OpenAPI document of the real server', () => {
         'compiler',
         'platform',
         'kubernetes',
+        'platformApiserver',
       ]);
       assert.deepEqual(served['kubernetes'], kubeVersion, "the kube-apiserver's own version object");
       // From source: the facts come from git (this checkout) and package.json.
       const head = (await run('git', ['rev-parse', 'HEAD'])).stdout.trim();
       assert.equal(served['gitCommit'], head);
+      // Not the original's platform name: the version fields are ours, also in our own field.
+      assert.deepEqual(served['platformApiserver'], {
+        version: served['gitVersion'],
+        gitCommit: head,
+        buildDate: served['buildDate'],
+      });
       const { version: pkgVersion } = JSON.parse(
         readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
       ) as { version: string };

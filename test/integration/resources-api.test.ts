@@ -30,6 +30,66 @@ const NODE = `${RUN}-node`;
 const ADMIN = { name: `${RUN}-admin`, password: 'Admin-Pa55word!', groups: [`${RUN}-admins`] };
 const NOBODY = { name: `${RUN}-nobody`, password: 'Nobody-Pa55word!', groups: [`${RUN}-nobodies`] };
 const BASE = `/kapis/resources.${PLATFORM}.io/v1alpha3`;
+// Storage: a namespace of its own (its claims would count in NS_A's overview cards), two classes, a CSI driver.
+const NS_PVC = `${RUN}-pvc`;
+const SC_FAST = `${RUN}-fast`;
+const SC_SLOW = `${RUN}-slow`;
+const DRIVER = `csi.${RUN}.example.com`;
+const SNAPSHOT_CLASSES = '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses';
+const SNAPSHOT_CRD =
+  '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/volumesnapshotclasses.snapshot.storage.k8s.io';
+
+/**
+ * A stand-in for the CSI snapshot API's VolumeSnapshotClass CRD, written for these tests: it types only
+ * what the server reads (`driver`). Its group is a protected one, hence the approval annotation.
+ */
+const VOLUME_SNAPSHOT_CLASS_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: {
+    name: 'volumesnapshotclasses.snapshot.storage.k8s.io',
+    annotations: { 'api-approved.kubernetes.io': 'unapproved, a test stand-in' },
+  },
+  spec: {
+    group: 'snapshot.storage.k8s.io',
+    scope: 'Cluster',
+    names: {
+      kind: 'VolumeSnapshotClass',
+      listKind: 'VolumeSnapshotClassList',
+      plural: 'volumesnapshotclasses',
+      singular: 'volumesnapshotclass',
+    },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            required: ['driver', 'deletionPolicy'],
+            properties: {
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              driver: { type: 'string' },
+              deletionPolicy: { type: 'string', enum: ['Delete', 'Retain'] },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+function claim(name: string, spec: Record<string, unknown>, annotations: Record<string, string> = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, annotations },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...spec },
+  };
+}
 
 const admin = { timeoutMs: 10_000 };
 const post = (path: string, body: unknown) => kubeRequest(kc, path, { ...admin, method: 'POST', body });
@@ -138,6 +198,12 @@ describe('resources API v1alpha3 and the overview cards', () => {
       },
     });
 
+    // The snapshot API is found at start: it must be served before the server starts.
+    await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', VOLUME_SNAPSHOT_CLASS_CRD);
+    await waitFor('the VolumeSnapshotClass API served', () => kubeRequest(kc, SNAPSHOT_CLASSES, admin), {
+      timeoutMs: 30_000,
+    });
+
     server = await startReadyServer([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--platformName=${PLATFORM}`,
@@ -157,6 +223,17 @@ describe('resources API v1alpha3 and the overview cards', () => {
     await deleteUsersAndSessions(kc, [ADMIN.name, NOBODY.name], PLATFORM);
     await del(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${RUN}-admins`);
     for (const ns of [NS_A, NS_B, NS_DEVOPS]) await del(`/api/v1/namespaces/${ns}`);
+    // Gone before the next test file's server starts, whose discovery would otherwise still find it.
+    await del(SNAPSHOT_CRD);
+    await waitFor(
+      'the VolumeSnapshotClass CRD deleted',
+      () =>
+        kubeRequest(kc, SNAPSHOT_CRD, admin).then(
+          () => undefined,
+          () => true,
+        ),
+      { timeoutMs: 30_000 },
+    );
   });
 
   test("the console's project list (N3): namespaces without the devops label, newest first, 10 a page", async () => {
@@ -348,6 +425,186 @@ describe('resources API v1alpha3 and the overview cards', () => {
     }
     const crds = await json(`${BASE}/customresourcedefinitions?name=User`);
     assert.ok(names(crds).includes(`users.iam.${PLATFORM}.io`), 'matched by kind');
+  });
+
+  test('computed annotations: pvc-count, in-use, allow-snapshot, from caches that follow the cluster', async () => {
+    const annotations = (o: { metadata: Record<string, unknown> }) =>
+      (o.metadata['annotations'] ?? {}) as Record<string, string>;
+    const claims = async () => {
+      const body = await json(
+        `${BASE}/namespaces/${NS_PVC}/persistentvolumeclaims?sortBy=name&ascending=true`,
+      );
+      return Object.fromEntries(
+        body.items.map((i) => [
+          i.metadata['name'] as string,
+          [annotations(i)[`${PLATFORM}.io/in-use`], annotations(i)[`${PLATFORM}.io/allow-snapshot`]],
+        ]),
+      );
+    };
+    const pvcCounts = async () => {
+      const body = await json(`${BASE}/storageclasses?name=${RUN}-&sortBy=name&ascending=true`);
+      return body.items.map((i) => [i.metadata['name'], annotations(i)[`${PLATFORM}.io/pvc-count`]]);
+    };
+    /** Waits until `read` answers `expected` (the caches follow by their watch). */
+    const settles = async <T>(what: string, read: () => Promise<T>, expected: T) => {
+      let last: T | undefined;
+      await waitFor(what, async () => {
+        last = await read();
+        try {
+          assert.deepEqual(last, expected);
+          return true;
+        } catch {
+          return undefined;
+        }
+      }).catch((err: unknown) => {
+        throw new Error(`${String(err)}; last answer: ${JSON.stringify(last)}`);
+      });
+    };
+    const podMounting = (name: string, volumes: unknown[]) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      // Not bound to a node: the kube-apiserver stores it, and deletes it at once when asked.
+      metadata: { name },
+      spec: { containers: [{ name: 'c', image: 'example.com/app:1' }], volumes },
+    });
+
+    await post('/apis/storage.k8s.io/v1/storageclasses', {
+      metadata: { name: SC_FAST },
+      provisioner: DRIVER,
+    });
+    await post('/apis/storage.k8s.io/v1/storageclasses', {
+      metadata: { name: SC_SLOW },
+      provisioner: 'kubernetes.io/no-provisioner',
+    });
+    await post('/api/v1/namespaces', { metadata: { name: NS_PVC } });
+    const claimsPath = `/api/v1/namespaces/${NS_PVC}/persistentvolumeclaims`;
+    await post(
+      claimsPath,
+      claim(
+        'data',
+        { storageClassName: SC_FAST },
+        { 'volume.beta.kubernetes.io/storage-provisioner': DRIVER },
+      ),
+    );
+    await post(claimsPath, claim('logs', { storageClassName: SC_FAST }));
+    // Named by the annotation that preceded spec.storageClassName, which the original counts too.
+    await post(claimsPath, claim('legacy', {}, { 'volume.beta.kubernetes.io/storage-class': SC_SLOW }));
+    try {
+      await settles('pvc-count per class', pvcCounts, [
+        [SC_FAST, '2'],
+        [SC_SLOW, '1'],
+      ]);
+      await settles('no claim in use, none may be snapshotted', claims, {
+        data: ['false', 'false'],
+        legacy: ['false', 'false'],
+        logs: ['false', 'false'],
+      });
+      const one = await get(`${BASE}/namespaces/${NS_PVC}/persistentvolumeclaims/data`, adminToken);
+      assert.equal(one.status, 200);
+      const etagBefore = one.headers.get('etag')!;
+
+      // A pod mounting `data`, and one whose generic ephemeral volume's claim is `eph-scratch`.
+      const podsPath = `/api/v1/namespaces/${NS_PVC}/pods`;
+      await post(
+        podsPath,
+        podMounting('user', [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }]),
+      );
+      await post(
+        podsPath,
+        podMounting('eph', [
+          {
+            name: 'scratch',
+            ephemeral: {
+              volumeClaimTemplate: {
+                spec: {
+                  accessModes: ['ReadWriteOnce'],
+                  storageClassName: SC_FAST,
+                  resources: { requests: { storage: '1Gi' } },
+                },
+              },
+            },
+          },
+        ]),
+      );
+      // No controller here creates the ephemeral claim: made as the kube-controller-manager would name it.
+      await post(claimsPath, claim('eph-scratch', { storageClassName: SC_FAST }));
+      await settles('data and eph-scratch in use', claims, {
+        data: ['true', 'false'],
+        'eph-scratch': ['true', 'false'],
+        legacy: ['false', 'false'],
+        logs: ['false', 'false'],
+      });
+      await settles('the new claim counted', pvcCounts, [
+        [SC_FAST, '3'],
+        [SC_SLOW, '1'],
+      ]);
+
+      // A VolumeSnapshotClass for the driver `data` was provisioned by: it may be snapshotted now.
+      await post(SNAPSHOT_CLASSES, {
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshotClass',
+        metadata: { name: `${RUN}-snap` },
+        driver: DRIVER,
+        deletionPolicy: 'Delete',
+      });
+      await settles('data may be snapshotted', claims, {
+        data: ['true', 'true'],
+        'eph-scratch': ['true', 'false'],
+        legacy: ['false', 'false'],
+        logs: ['false', 'false'],
+      });
+
+      // The annotation filter sees them, as the original's does.
+      const inUse = await json(
+        `${BASE}/namespaces/${NS_PVC}/persistentvolumeclaims?annotation=${encodeURIComponent(`${PLATFORM}.io/in-use=true`)}&sortBy=name&ascending=true`,
+      );
+      assert.deepEqual(names(inUse), ['data', 'eph-scratch']);
+      const sc = await json<{ metadata: { annotations: Record<string, string> } }>(
+        `${BASE}/storageclasses/${SC_FAST}`,
+      );
+      assert.equal(sc.metadata.annotations[`${PLATFORM}.io/pvc-count`], '3');
+
+      // The pod goes: `data` is free again. Its own resourceVersion did not change, yet its ETag does.
+      await del(`${podsPath}/user?gracePeriodSeconds=0`);
+      await settles('data no longer in use', async () => (await claims())['data'], ['false', 'true']);
+      const changed = await get(`${BASE}/namespaces/${NS_PVC}/persistentvolumeclaims/data`, adminToken, {
+        'If-None-Match': etagBefore,
+      });
+      assert.equal(changed.status, 200, 'not a 304: an annotation changed');
+      assert.notEqual(changed.headers.get('etag'), etagBefore);
+      const again = await get(`${BASE}/namespaces/${NS_PVC}/persistentvolumeclaims/data`, adminToken, {
+        'If-None-Match': changed.headers.get('etag')!,
+      });
+      assert.equal(again.status, 304);
+
+      // A claim deleted (its protection finalizer has no controller here to remove it) leaves the count.
+      await del(`${claimsPath}/logs`);
+      await kubeRequest(kc, `${claimsPath}/logs`, {
+        ...admin,
+        method: 'PATCH',
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { finalizers: null } },
+      });
+      await settles('the deleted claim no longer counted', pvcCounts, [
+        [SC_FAST, '2'],
+        [SC_SLOW, '1'],
+      ]);
+    } finally {
+      await del(`/api/v1/namespaces/${NS_PVC}/pods/eph?gracePeriodSeconds=0`);
+      await del(`/api/v1/namespaces/${NS_PVC}/pods/user?gracePeriodSeconds=0`);
+      for (const name of ['data', 'logs', 'legacy', 'eph-scratch']) {
+        await del(`${claimsPath}/${name}`);
+        await kubeRequest(kc, `${claimsPath}/${name}`, {
+          ...admin,
+          method: 'PATCH',
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { finalizers: null } },
+        }).catch(() => undefined);
+      }
+      await del(`${SNAPSHOT_CLASSES}/${RUN}-snap`);
+      for (const name of [SC_FAST, SC_SLOW]) await del(`/apis/storage.k8s.io/v1/storageclasses/${name}`);
+      await del(`/api/v1/namespaces/${NS_PVC}`);
+    }
   });
 
   test('errors: unknown kind 404, bad selector 400 naming it, unknown object 404', async () => {

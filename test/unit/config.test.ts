@@ -30,6 +30,7 @@ describe('config', () => {
   test('defaults', () => {
     const c = loadConfig(sources());
     assert.equal(c.platformName, 'platform');
+    assert.equal(c.compatibleRelease, 'v3.4.1');
     assert.equal(c.http.port, 9090);
     assert.equal(c.http.shutdownGraceSeconds, 30);
     assert.equal(c.log.level, 'info');
@@ -83,6 +84,11 @@ describe('config', () => {
       () => loadConfig(sources({ argv: ['--platformName=Bad_Name'] })),
       'platformName',
       /lowercase DNS label/,
+    );
+    rejectsWithKey(
+      () => loadConfig(sources({ argv: ['--compatibleRelease=3.4'] })),
+      'compatibleRelease',
+      /a release like "v3.4.1"/,
     );
     rejectsWithKey(() => loadConfig(sources({ argv: ['--http.prot=1'] })), '--http.prot', /unknown flag/);
     rejectsWithKey(() => loadConfig(sources({ argv: ['--http.port'] })), '--http.port', /needs a value/);
