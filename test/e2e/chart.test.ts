@@ -409,7 +409,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       assert.ok(labelled.split('\n').includes(name), `${name} carries the common labels: ${labelled}`);
   });
 
-  test("the egress policy names the kube-apiserver's real endpoints (looked up at install) and the log store", async () => {
+  test("the egress policy names the kube-apiserver's real endpoints (looked up at install), the log store and DNS", async () => {
     const slice = JSON.parse(
       await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default', '-o', 'json']),
     ) as { endpoints: { addresses: string[] }[]; ports: { port: number }[] };
