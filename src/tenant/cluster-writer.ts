@@ -37,10 +37,31 @@ export interface MetadataPatch {
 export class ClusterWriter {
   readonly #kc: KubeConfig;
   readonly #timeoutMs: number;
+  /** Path → the resourceVersion our last update of that object was made from. */
+  readonly #updatedFrom = new Map<string, string>();
 
   constructor(kubeConfig: KubeConfig, timeoutMs: number) {
     this.#kc = kubeConfig;
     this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * True while a cached copy is still the version our last update of that object replaced: the watch
+   * event of our write is on its way (and will queue the object again). Acting on the stale copy would
+   * only fail with a conflict.
+   */
+  behind(path: string, cached: ClusterObject): boolean {
+    const from = this.#updatedFrom.get(path);
+    if (from === undefined) return false;
+    if (from === cached.metadata.resourceVersion) return true;
+    this.#updatedFrom.delete(path);
+    return false;
+  }
+
+  #updated(path: string, from: ClusterObject): void {
+    // Entries go when the cache shows a newer version; a bound keeps those of deleted objects from piling up.
+    if (this.#updatedFrom.size >= 10_000) this.#updatedFrom.clear();
+    if (from.metadata.resourceVersion) this.#updatedFrom.set(path, from.metadata.resourceVersion);
   }
 
   /** The object, or undefined when it (or its resource) does not exist. */
@@ -95,9 +116,11 @@ export class ClusterWriter {
       current = await this.get<T>(path);
       if (!current) throw new Error(`${path} existed and is gone: trying again`);
     }
+    if (this.behind(path, current)) return 'unchanged';
     const next = update?.(current);
     if (!next) return 'unchanged';
     await kubeRequest(this.#kc, path, { method: 'PUT', body: next, timeoutMs: this.#timeoutMs });
+    this.#updated(path, current);
     return 'updated';
   }
 
@@ -109,6 +132,7 @@ export class ClusterWriter {
       body: { metadata: { ...patch, resourceVersion: current.metadata.resourceVersion } },
       timeoutMs: this.#timeoutMs,
     });
+    this.#updated(path, current);
   }
 
   /** Deletes; false when it did not exist. */

@@ -30,7 +30,7 @@ export class NamespaceSync {
   async sync(name: string): Promise<void> {
     const { caches, names } = this.#d;
     const namespace = caches.namespaces.get(name);
-    if (!namespace) return;
+    if (!namespace || this.#d.writer.behind(objectPath(this.#d.paths.namespaces, name), namespace)) return;
     const finalizers = namespace.metadata.finalizers ?? [];
     if (namespace.metadata.deletionTimestamp) {
       if (finalizers.includes(names.namespaceFinalizer))

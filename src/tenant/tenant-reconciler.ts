@@ -46,7 +46,8 @@ export class TenantReconciler implements Reconciler {
   #term: Term | undefined;
   #opening: Promise<void> | undefined;
   #rediscover: NodeJS.Timeout | undefined;
-  #running = false;
+  /** Counts starts and stops: work begun for an earlier one is dropped. */
+  #generation = 0;
 
   constructor(options: TenantReconcilerOptions) {
     this.#o = options;
@@ -55,33 +56,42 @@ export class TenantReconciler implements Reconciler {
   }
 
   start(): void {
-    this.#running = true;
-    this.#opening = this.#open();
+    const term = ++this.#generation;
+    this.#opening = this.#open(term);
   }
 
   async stop(): Promise<void> {
-    this.#running = false;
+    this.#generation++;
     clearTimeout(this.#rediscover);
     await this.#opening;
     await this.#term?.close();
     this.#term = undefined;
   }
 
-  /** Opens a term with what is installed now; looks again later, and reopens when that changed. */
-  async #open(): Promise<void> {
+  /**
+   * Opens a term with what is installed now; looks again later, and reopens when that changed. Does
+   * nothing once `generation` is over (stopped, or started again).
+   */
+  async #open(generation: number): Promise<void> {
     const installed = await this.#discover().catch((err: unknown) => {
       this.#o.logger.warn('cannot find which tenant resources are installed', { error: String(err) });
       return undefined;
     });
-    if (!this.#running) return;
+    if (generation !== this.#generation) return;
     if (installed && !sameSet(installed, this.#term?.installed)) {
       await this.#term?.close();
+      if (generation !== this.#generation) return;
       this.#term = new Term(this.#o, this.#paths, this.#writer, installed);
       this.#o.logger.info('tenant reconciler watching', { installed: [...installed].sort() });
     }
-    this.#rediscover = setTimeout(() => {
-      this.#opening = this.#open();
-    }, this.#o.rediscoverMs ?? 30_000);
+    // Not watching yet (the kube-apiserver did not answer): try again soon.
+    const every = this.#o.rediscoverMs ?? 30_000;
+    this.#rediscover = setTimeout(
+      () => {
+        if (generation === this.#generation) this.#opening = this.#open(generation);
+      },
+      this.#term ? every : Math.min(every, 2000),
+    );
   }
 
   async #discover(): Promise<Set<Kind>> {

@@ -61,7 +61,7 @@ export class WorkspaceSync {
     const { caches } = this.#d;
     await this.#releaseDeletedWorkspace(caches.workspaces?.get(name));
     const template = caches.templates?.get(name);
-    if (!template) return;
+    if (!template || this.#d.writer.behind(objectPath(this.#d.paths.templates, name), template)) return;
     if (template.metadata.deletionTimestamp) return this.#finalize(template);
     await this.#addFinalizer(template);
     await this.#syncWorkspace(template);
@@ -74,7 +74,9 @@ export class WorkspaceSync {
     const { names, paths, writer } = this.#d;
     const finalizers = workspace?.metadata.finalizers ?? [];
     if (!workspace?.metadata.deletionTimestamp || !finalizers.includes(names.workspaceFinalizer)) return;
-    await writer.patchMetadata(objectPath(paths.workspaces, workspace.metadata.name), workspace, {
+    const path = objectPath(paths.workspaces, workspace.metadata.name);
+    if (writer.behind(path, workspace)) return;
+    await writer.patchMetadata(path, workspace, {
       finalizers: finalizers.filter((f) => f !== names.workspaceFinalizer),
     });
   }
