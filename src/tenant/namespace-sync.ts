@@ -40,9 +40,10 @@ export class NamespaceSync {
       return;
     }
     if (!namespace.metadata.labels?.[names.workspaceLabel]) return;
-    await this.#syncRoles(name);
-    if (!finalizers.includes(names.namespaceFinalizer)) {
-      await this.#bindCreator(namespace);
+    const bound = finalizers.includes(names.namespaceFinalizer);
+    // At once: a RoleBinding may name its Role before the Role exists (bind is checked by name).
+    await Promise.all([this.#syncRoles(name), bound ? undefined : this.#bindCreator(namespace)]);
+    if (!bound) {
       await this.#patch(namespace, {
         finalizers: [...finalizers, names.namespaceFinalizer],
         labels: { [names.namespaceLabel]: name },
@@ -57,20 +58,23 @@ export class NamespaceSync {
 
   async #syncRoles(namespace: string): Promise<void> {
     const { caches, names, paths, writer } = this.#d;
-    for (const role of namespaceRoleDefaults(caches.roleBases?.values() ?? [], names)) {
-      const labels = { ...role.labels, [names.managedByLabel]: MANAGED_BY };
-      await writer.ensure<ClusterObject>({
-        collection: paths.roles(namespace),
-        desired: {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'Role',
-          metadata: { name: role.name, namespace, labels, annotations: role.annotations },
-          rules: role.rules,
-        },
-        current: caches.roles.get(role.name, namespace),
-        update: (found) => withRole(found, labels, role.annotations, role.rules),
-      });
-    }
+    const roles = namespaceRoleDefaults(caches.roleBases?.values() ?? [], names);
+    await Promise.all(
+      roles.map((role) => {
+        const labels = { ...role.labels, [names.managedByLabel]: MANAGED_BY };
+        return writer.ensure<ClusterObject>({
+          collection: paths.roles(namespace),
+          desired: {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'Role',
+            metadata: { name: role.name, namespace, labels, annotations: role.annotations },
+            rules: role.rules,
+          },
+          current: caches.roles.get(role.name, namespace),
+          update: (found) => withRole(found, labels, role.annotations, role.rules),
+        });
+      }),
+    );
   }
 
   /** `{creator}-admin`, made once; an existing binding of that name is left as it is. */

@@ -168,7 +168,7 @@ class Term {
     const namespaceSync = new NamespaceSync(deps);
     const queue = new WorkQueue({
       name: 'tenant',
-      concurrency: o.concurrency ?? 4,
+      concurrency: o.concurrency ?? 8,
       logger,
       ...(o.metrics ? { metrics: o.metrics } : {}),
       handle: (key) =>

@@ -64,9 +64,7 @@ export class WorkspaceSync {
     if (!template || this.#d.writer.behind(objectPath(this.#d.paths.templates, name), template)) return;
     if (template.metadata.deletionTimestamp) return this.#finalize(template);
     await this.#addFinalizer(template);
-    await this.#syncWorkspace(template);
-    await this.#syncRoles(name);
-    await this.#syncManager(template);
+    await Promise.all([this.#syncWorkspace(template), this.#syncRoles(name), this.#syncManager(template)]);
   }
 
   /** The original's own Workspace finalizer: nobody else removes it once its controller is gone. */
@@ -117,26 +115,30 @@ export class WorkspaceSync {
 
   async #syncRoles(workspace: string): Promise<void> {
     const { caches, names, paths, writer } = this.#d;
-    if (!caches.workspaceRoles) return;
-    for (const role of workspaceRoleDefaults(caches.roleBases?.values() ?? [], names)) {
-      const name = `${workspace}-${role.name}`;
-      const labels = {
-        ...role.labels,
-        [names.workspaceLabel]: workspace,
-        [names.managedByLabel]: MANAGED_BY,
-      };
-      await writer.ensure<ClusterObject>({
-        collection: paths.workspaceRoles,
-        desired: {
-          apiVersion: `${names.iamGroup}/v1alpha2`,
-          kind: 'WorkspaceRole',
-          metadata: { name, labels, annotations: role.annotations },
-          rules: role.rules,
-        },
-        current: caches.workspaceRoles.get(name),
-        update: (found) => withRole(found, labels, role.annotations, role.rules),
-      });
-    }
+    const workspaceRoles = caches.workspaceRoles;
+    if (!workspaceRoles) return;
+    const roles = workspaceRoleDefaults(caches.roleBases?.values() ?? [], names);
+    await Promise.all(
+      roles.map((role) => {
+        const name = `${workspace}-${role.name}`;
+        const labels = {
+          ...role.labels,
+          [names.workspaceLabel]: workspace,
+          [names.managedByLabel]: MANAGED_BY,
+        };
+        return writer.ensure<ClusterObject>({
+          collection: paths.workspaceRoles,
+          desired: {
+            apiVersion: `${names.iamGroup}/v1alpha2`,
+            kind: 'WorkspaceRole',
+            metadata: { name, labels, annotations: role.annotations },
+            rules: role.rules,
+          },
+          current: workspaceRoles.get(name),
+          update: (found) => withRole(found, labels, role.annotations, role.rules),
+        });
+      }),
+    );
   }
 
   /** `{ws}-admin` binding the manager to the workspace's admin role, once the manager is a User. */
