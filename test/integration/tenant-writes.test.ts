@@ -149,6 +149,8 @@ describe('tenant writes on the real kube-apiserver: workspaces and their namespa
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--platformName=${P}`,
       '--auth.addressRequestsPerMinute=0',
+      // The API's writes alone: what the tenant reconciler makes of them is tenant-reconciler.test.ts's.
+      '--leaderElection.enabled=false',
     ]);
     openapi = await OpenApiConformance.fromServer(server.url);
     for (const who of Object.keys(USERS) as Who[]) {
