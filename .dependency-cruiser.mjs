@@ -2,7 +2,7 @@
 // One folder per feature; a feature's edge files (*-routes.ts, *-module.ts, *-api.ts) speak HTTP,
 // everything else in it is domain code that throws ApiError and knows no transport.
 const FEATURES =
-  'tokens|access|list-query|nodes|kube-proxy|log-query|health|build-info|platform-config|iam|tenant|monitoring|resources';
+  'tokens|access|list-query|nodes|kube-proxy|log-query|health|build-info|platform-config|iam|tenant|monitoring|resources|reconcile';
 const DOMAIN = `^src/(${FEATURES}|cluster|config|observability)/`;
 const EDGE_FILE = '-(routes|module|api)[.]ts$';
 

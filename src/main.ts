@@ -37,6 +37,7 @@ import { createLogger, createRequestContextStore } from './observability/logger.
 import { logProcessWarnings } from './observability/process-warnings.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
 import { platformConfigModule } from './platform-config/platform-config-module.ts';
+import { reconcileModule } from './reconcile/reconcile-module.ts';
 import { tenantModule } from './tenant/tenant-module.ts';
 import { tokensModule } from './tokens/tokens-module.ts';
 import { packageVersion } from './version.ts';
@@ -51,6 +52,7 @@ export const MODULES: readonly FeatureModule[] = [
   iamModule,
   nodesModule,
   resourcesModule,
+  reconcileModule,
   tenantModule,
   monitoringModule,
   logQueryModule,
@@ -123,7 +125,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     logger,
     beforeDrain: () => {
       stopWaitingToRelease();
-      void lifecycle.stop();
+      return lifecycle.stop();
     },
   });
   return running;

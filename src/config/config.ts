@@ -100,7 +100,7 @@ function typed(candidate: unknown): Config {
 
 /** Rules that involve more than one key. */
 function checkAcrossKeys(config: Config): void {
-  const { auth, http, logging } = config;
+  const { auth, http, logging, leaderElection } = config;
   if (auth.bootstrapAdmin.username && !auth.bootstrapAdmin.passwordFile) {
     throw new ConfigError(
       'auth.bootstrapAdmin.passwordFile',
@@ -124,6 +124,18 @@ function checkAcrossKeys(config: Config): void {
   }
   if (logging.password && !logging.username)
     throw new ConfigError('logging.password', 'is set but logging.username is empty');
+  if (leaderElection.renewDeadlineSeconds >= leaderElection.leaseDurationSeconds) {
+    throw new ConfigError(
+      'leaderElection.renewDeadlineSeconds',
+      `${leaderElection.renewDeadlineSeconds} must be shorter than leaderElection.leaseDurationSeconds (${leaderElection.leaseDurationSeconds})`,
+    );
+  }
+  if (leaderElection.retryPeriodSeconds >= leaderElection.renewDeadlineSeconds) {
+    throw new ConfigError(
+      'leaderElection.retryPeriodSeconds',
+      `${leaderElection.retryPeriodSeconds} must be shorter than leaderElection.renewDeadlineSeconds (${leaderElection.renewDeadlineSeconds})`,
+    );
+  }
 }
 
 function parseFlags(argv: readonly string[]): Map<string, string> {

@@ -324,6 +324,49 @@ export const ConfigSchema = Type.Object(
       ),
       context: path('Context in that kubeconfig; empty means its current context.'),
     }),
+    leaderElection: group(
+      'The background work that runs in one replica at a time ([reconcilers](reconcilers.md)), elected with a Kubernetes Lease.',
+      {
+        enabled: flag({
+          default: true,
+          doc: 'Compete for the lease and, while holding it, run the reconcilers. `false`: never run them (for example while the original system’s controller manager still does this work).',
+        }),
+        leaseName: text({
+          default: '',
+          allowEmpty: true,
+          pattern: '^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$',
+          patternHint: 'a lowercase DNS subdomain (a Lease name)',
+          docDefault: '`<platformName>-apiserver`',
+          doc: 'Name of the `coordination.k8s.io/v1` Lease the replicas compete for.',
+        }),
+        leaseNamespace: text({
+          default: '',
+          allowEmpty: true,
+          pattern: '^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$',
+          patternHint: 'a namespace name',
+          docDefault: "the Pod's namespace, else `default`",
+          doc: "Namespace of that Lease. Empty: the server's own namespace when it runs in a Pod (`POD_NAMESPACE`, else the ServiceAccount's namespace file), otherwise `default`.",
+        }),
+        leaseDurationSeconds: integer({
+          default: 15,
+          minimum: 2,
+          maximum: 300,
+          doc: 'How long the lease stands without renewal before another replica may take it: a leader that died without releasing it (SIGKILL, a lost node) is replaced after about this long plus `leaderElection.retryPeriodSeconds`; a stopped leader releases it at once.',
+        }),
+        renewDeadlineSeconds: integer({
+          default: 10,
+          minimum: 1,
+          maximum: 299,
+          doc: 'A leader that could not renew the lease for this long stops its work (shorter than `leaderElection.leaseDurationSeconds`, so it has stopped before anyone else may start).',
+        }),
+        retryPeriodSeconds: integer({
+          default: 2,
+          minimum: 1,
+          maximum: 60,
+          doc: 'How often the leader renews the lease and the other replicas try to take it.',
+        }),
+      },
+    ),
     authz: group('The cache of SubjectAccessReview answers.', {
       allowedTtlSeconds: integer({
         default: 10,

@@ -3,11 +3,12 @@ import type { RunningServer } from './server.ts';
 
 /**
  * On SIGTERM or SIGINT: stop background work, drain the HTTP server within the grace period, flush
- * the log and exit 0. A second signal exits at once.
+ * the log and exit 0. The exit also waits (within the same grace period) for the background work to
+ * have stopped, e.g. a leader lease to be released. A second signal exits at once.
  */
 export function exitGracefullyOnSignals(
   running: RunningServer,
-  options: { graceMs: number; logger: Logger; beforeDrain?: () => void },
+  options: { graceMs: number; logger: Logger; beforeDrain?: () => void | Promise<void> },
 ): void {
   const { logger } = options;
   let draining = false;
@@ -18,8 +19,13 @@ export function exitGracefullyOnSignals(
     }
     draining = true;
     logger.info('signal received', { signal });
-    options.beforeDrain?.();
-    void running.shutdown(options.graceMs).then(() => {
+    const background = Promise.resolve(options.beforeDrain?.()).catch((err: unknown) =>
+      logger.warn('background work failed to stop', { error: String(err) }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.graceMs)));
+    const backgroundStopped = Promise.race([background, graceOver]).finally(() => clearTimeout(timer));
+    void Promise.all([running.shutdown(options.graceMs), backgroundStopped]).then(() => {
       logger.info('stopped');
       logger.on('finish', () => process.exit(0));
       logger.end();

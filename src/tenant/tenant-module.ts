@@ -2,10 +2,12 @@ import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
 import { serviceRef } from '../kernel/module.ts';
+import { oneReplicaRef, reconcileMetricsRef } from '../reconcile/reconcile-module.ts';
 import { namespaceCacheRef } from '../resources/resources-module.ts';
 import { packageVersion } from '../version.ts';
 import { tenantApi } from './tenant-api.ts';
 import { TenantCache, type NamespaceSource } from './tenant-cache.ts';
+import { TenantReconciler } from './tenant-reconciler.ts';
 import { tenantRoutes } from './tenant-routes.ts';
 import { TenantStore, tenantNames } from './tenant-store.ts';
 import { TenantWriter } from './tenant-writes.ts';
@@ -20,7 +22,16 @@ export const workspaceAccessRef = serviceRef<WorkspaceAccess>('workspace-access'
 /** The original's tenant API (workspaces and their namespaces), as its console reads it. */
 export const tenantModule: FeatureModule = {
   name: 'tenant',
-  requires: [configRef, kubeConfigRef, loggerRef, cacheMetricsRef, accessReviewerRef, namespaceCacheRef],
+  requires: [
+    configRef,
+    kubeConfigRef,
+    loggerRef,
+    cacheMetricsRef,
+    accessReviewerRef,
+    namespaceCacheRef,
+    oneReplicaRef,
+    reconcileMetricsRef,
+  ],
   provides: [workspaceAccessRef],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
@@ -38,14 +49,30 @@ export const tenantModule: FeatureModule = {
     const access = new WorkspaceAccess({ store: cache, access: ctx.get(accessReviewerRef), names });
     ctx.provide(workspaceAccessRef, access);
     const writer = new TenantWriter({ store, access: ctx.get(accessReviewerRef), names, platformName });
+    // Workspaces and projects kept in step, by whichever replica leads (docs/reconcilers.md).
+    const reconciler = new TenantReconciler({
+      kubeConfig,
+      names,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(reconcileMetricsRef),
+      timeoutMs: REQUEST_TIMEOUT_MS,
+    });
+    const runner = ctx.get(oneReplicaRef);
+    let removeReconciler: (() => Promise<void>) | undefined;
     return {
       edge: {
         protectedRoutes: [tenantRoutes({ platformName, names, access, writer })],
         openApi: [tenantApi({ platformName, version: packageVersion() })],
       },
       readiness: { 'tenant-cache': () => cache.ready },
-      start: () => cache.start(),
-      stop: () => cache.stop(),
+      start: () => {
+        cache.start();
+        removeReconciler = runner.add(reconciler);
+      },
+      stop: async () => {
+        await removeReconciler?.();
+        await cache.stop();
+      },
       summary: { tenantGroup: names.tenantGroup },
     };
   },

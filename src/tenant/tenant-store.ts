@@ -13,7 +13,33 @@ export interface TenantNames {
   workspaceLabel: string;
   /** `<p>.io/alias-name` */
   aliasAnnotation: string;
+  /** `<p>`, the platform name. */
+  platformName: string;
+  /** `<p>.io/creator`: who created an object (a namespace's creator is bound as its admin). */
+  creatorAnnotation: string;
+  /** `iam.<p>.io/user-ref`: the user a role binding binds. */
+  userRefLabel: string;
+  /** `<p>.io/namespace`: a workspace namespace's own name (the original's, for NetworkPolicy selectors). */
+  namespaceLabel: string;
+  /** `<p>.io/managed-by`: on the objects the tenant reconciler generates, valued `MANAGED_BY`. */
+  managedByLabel: string;
+  /** `scope.<p>.io/namespace`: on the RoleBases holding the default roles of a project. */
+  namespaceScopeLabel: string;
+  /** `finalizers.workspacetemplate.<p>.io`: the reconciler's, on every WorkspaceTemplate. */
+  templateFinalizer: string;
+  /**
+   * `orphan.finalizers.<p>.io`: on a WorkspaceTemplate deleted with `propagationPolicy: Orphan`; its
+   * namespaces then stay, without the workspace label.
+   */
+  orphanFinalizer: string;
+  /** `finalizers.tenant.<p>.io`: the original's, on Workspaces (removed when one is deleted). */
+  workspaceFinalizer: string;
+  /** `finalizers.<p>.io/namespaces`: on a workspace's namespace once its creator has been bound. */
+  namespaceFinalizer: string;
 }
+
+/** The value of `managedByLabel`. */
+export const MANAGED_BY = 'platform-apiserver';
 
 export function tenantNames(platformName: string): TenantNames {
   return {
@@ -21,6 +47,16 @@ export function tenantNames(platformName: string): TenantNames {
     iamGroup: `iam.${platformName}.io`,
     workspaceLabel: `${platformName}.io/workspace`,
     aliasAnnotation: `${platformName}.io/alias-name`,
+    platformName,
+    creatorAnnotation: `${platformName}.io/creator`,
+    userRefLabel: `iam.${platformName}.io/user-ref`,
+    namespaceLabel: `${platformName}.io/namespace`,
+    managedByLabel: `${platformName}.io/managed-by`,
+    namespaceScopeLabel: `scope.${platformName}.io/namespace`,
+    templateFinalizer: `finalizers.workspacetemplate.${platformName}.io`,
+    orphanFinalizer: `orphan.finalizers.${platformName}.io`,
+    workspaceFinalizer: `finalizers.tenant.${platformName}.io`,
+    namespaceFinalizer: `finalizers.${platformName}.io/namespaces`,
   };
 }
 

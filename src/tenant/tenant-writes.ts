@@ -172,6 +172,8 @@ export class TenantWriter {
     }
     setLabel(next, this.#names.workspaceLabel, target);
     keepAnnotation(next, current, this.#creatorAnnotation);
+    // Finalizers are the reconciler's (it marks a namespace it has bound its creator in), not the caller's.
+    next.metadata['finalizers'] = current.metadata['finalizers'];
     next.metadata['resourceVersion'] ??= current.metadata['resourceVersion'];
     return this.#store.replaceNamespace(next.metadata.name, next);
   }

@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  connectFrom,
   containerPid,
   cpuMilli,
   env,
+  listenerPod,
   makeKubectl,
   memoryBytes,
   processEnvironment,
@@ -17,7 +19,8 @@ import {
 } from './e2e-tools.ts';
 
 // End-to-end: the chart installed with helm on the one-node cluster that test/e2e/run.sh starts (a real
-// kubelet, containerd + runc, kube-proxy, Traefik as the Ingress controller), the image built from
+// kubelet, containerd + runc, kube-proxy, kube-router enforcing NetworkPolicy, Traefik as the Ingress
+// controller), the image built from
 // deploy/Dockerfile, and every request from outside going through the Ingress. Run with
 // `npm run test:e2e`; the cluster's addresses come from the environment run.sh sets.
 
@@ -49,6 +52,8 @@ const LOG_STORE_PASSWORD = randomBytes(12).toString('hex');
 // The log store of the config: an address on the node where nothing listens (no log store runs here;
 // the log API then answers an error and nothing else is affected).
 const LOG_STORE = `http://${apiserver.hostname}:9200`;
+// Pods the server's egress is tried against: a stand-in for cluster DNS and another Pod.
+const PEERS = 'pa-e2e-peers';
 
 const [imageRepository, imageTag] = [
   image.slice(0, image.lastIndexOf(':')),
@@ -103,11 +108,11 @@ function chartValues(imageDigest: string): string[] {
     `--set=config.logging.hosts={${LOG_STORE}}`,
     '--set=logStore.passwordSecret.name=pa-e2e-log-store',
     '--set=logStore.passwordSecret.usernameKey=username',
-    // The egress policy: the kube-apiserver looked up at install, the log store by address.
+    // The egress policy: the kube-apiserver looked up at install, the log store by address, DNS to the
+    // default peers (Pods labelled k8s-app=kube-dns).
     '--set=networkPolicy.enabled=true',
     '--set=networkPolicy.egress.enabled=true',
     `--set=networkPolicy.egress.logStoreTo[0].ipBlock.cidr=${apiserver.hostname}/32`,
-    '--set=networkPolicy.egress.dnsTo=null',
   ];
 }
 
@@ -316,6 +321,9 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
   after(async () => {
     await helm(['uninstall', RELEASE, '--wait', '--timeout=2m']).catch(() => undefined);
     await kubectl(['delete', 'namespace', NAMESPACE, '--wait=true', '--timeout=2m']).catch(() => undefined);
+    await kubectl(['delete', 'namespace', PEERS, '--ignore-not-found', '--wait=true', '--timeout=2m']).catch(
+      () => undefined,
+    );
     await kubectl(['delete', 'users.iam.platform.io', 'admin', '--ignore-not-found']).catch(() => undefined);
     await kubectl(['delete', 'priorityclass', PRIORITY_CLASS, '--ignore-not-found']).catch(() => undefined);
     await kubectl(['label', 'node', nodeName, `${ZONE_LABEL}-`]).catch(() => undefined);
@@ -401,7 +409,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       assert.ok(labelled.split('\n').includes(name), `${name} carries the common labels: ${labelled}`);
   });
 
-  test("the egress policy names the kube-apiserver's real endpoints (looked up at install) and the log store", async () => {
+  test("the egress policy names the kube-apiserver's real endpoints (looked up at install), the log store and DNS", async () => {
     const slice = JSON.parse(
       await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default', '-o', 'json']),
     ) as { endpoints: { addresses: string[] }[]; ports: { port: number }[] };
@@ -421,7 +429,103 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
         ports: [{ port: Number(apiserver.port), protocol: 'TCP' }],
       },
       { to: [{ ipBlock: { cidr: `${apiserver.hostname}/32` } }], ports: [{ port: 9200, protocol: 'TCP' }] },
+      {
+        to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+      },
     ]);
+  });
+
+  test("kube-router enforces the egress policy: from the server's Pod the kube-apiserver and DNS answer, nothing else; without the policy all do", async () => {
+    // The peers: a stand-in for cluster DNS (this cluster has none; the policy's DNS rule selects Pods
+    // labelled k8s-app=kube-dns, port 53), also listening on a port the rule does not open, and another Pod.
+    await kubectl(['create', 'namespace', PEERS]);
+    try {
+      const manifest = join(work, 'peers.json');
+      const peerImage = `${imageRepository}@${imageDigest}`;
+      writeFileSync(
+        manifest,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            listenerPod('dns', PEERS, peerImage, [53, 8080], { 'k8s-app': 'kube-dns' }),
+            listenerPod('other', PEERS, peerImage, [8080], { app: 'pa-e2e-other' }),
+          ],
+        }),
+      );
+      await kubectl(['apply', '-f', manifest]);
+      await kubectl(['wait', '--for=condition=Ready', 'pod', '--all', '-n', PEERS, '--timeout=120s']);
+      const jsonpath = async (args: string[], path: string) =>
+        (await kubectl([...args, '-o', `jsonpath={${path}}`])).trim();
+      const dns = await jsonpath(['get', 'pod', 'dns', '-n', PEERS], '.status.podIP');
+      const other = await jsonpath(['get', 'pod', 'other', '-n', PEERS], '.status.podIP');
+      const serviceIp = await jsonpath(['get', 'service', 'kubernetes', '-n', 'default'], '.spec.clusterIP');
+
+      // Connections opened in the server's own network namespace (its Pod's address), from this host.
+      const [server] = await readyPods();
+      assert.ok(server);
+      const pid = await containerPid(containerdSocket, server.status.containerStatuses![0]!.containerID!);
+      const targets: Record<string, [string, number]> = {
+        'the kube-apiserver (its endpoint)': [apiserver.hostname, Number(apiserver.port)],
+        'the kube-apiserver (the kubernetes Service)': [serviceIp, 443],
+        'DNS (the kube-dns Pod, port 53)': [dns, 53],
+        'the kube-dns Pod on another port': [dns, 8080],
+        'another Pod': [other, 8080],
+        'the kubelet on the node': [apiserver.hostname, 10250],
+      };
+      // kube-router applies a change asynchronously (after its watch sees it): polled until the
+      // connections go as expected, else the last outcomes are the failure.
+      const expectReach = (what: string, expected: Record<string, boolean>) =>
+        waitFor(what, 60, async () => {
+          const outcomes = Object.fromEntries(
+            await Promise.all(
+              Object.entries(targets).map(async ([name, [host, port]]) => [
+                name,
+                await connectFrom(pid, host, port),
+              ]),
+            ),
+          ) as Record<string, string>;
+          const reached = Object.fromEntries(
+            Object.entries(outcomes).map(([n, o]) => [n, o === 'connected']),
+          );
+          assert.deepEqual(reached, expected, JSON.stringify(outcomes));
+          return true;
+        });
+      const enforced = {
+        'the kube-apiserver (its endpoint)': true,
+        'the kube-apiserver (the kubernetes Service)': true,
+        'DNS (the kube-dns Pod, port 53)': true,
+        'the kube-dns Pod on another port': false,
+        'another Pod': false,
+        'the kubelet on the node': false,
+      };
+      await expectReach("the chart's egress policy to be enforced", enforced);
+
+      // The same chart without its egress rules (the NetworkPolicy then restricts ingress only).
+      await helm([
+        'upgrade',
+        RELEASE,
+        chartDir,
+        '--wait',
+        '--timeout=2m',
+        ...chartValues(imageDigest),
+        '--set=networkPolicy.egress.enabled=false',
+      ]);
+      await expectReach(
+        'every connection to open without the egress policy',
+        Object.fromEntries(Object.keys(targets).map((name) => [name, true])),
+      );
+
+      // And back: the tests after this one run under the enforced policy.
+      await helm(['upgrade', RELEASE, chartDir, '--wait', '--timeout=2m', ...chartValues(imageDigest)]);
+      await expectReach('the egress policy to be enforced again', enforced);
+    } finally {
+      await kubectl(['delete', 'namespace', PEERS, '--wait=true', '--timeout=2m']);
+    }
   });
 
   test('through the Ingress: a token, the node list with the real Node and its allocation, and /metrics', async () => {

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 // What the end-to-end tests use to reach the one-node cluster that test/e2e/run.sh starts: its kubectl
-// and helm, its containerd (to find and kill a Pod's process on this host), and a steady request stream.
+// and helm, its containerd (to find and kill a Pod's process on this host, or enter its network), and a
+// steady request stream.
 
 export const run = promisify(execFile);
 
@@ -61,6 +62,76 @@ export async function containerPid(containerdSocket: string, containerId: string
   const pid = Number(line.trim().split(/\s+/)[1]);
   assert.ok(pid > 1, `a PID for ${id}: ${line}`);
   return pid;
+}
+
+// Connects, prints how it went (`connected`, an error code such as ECONNREFUSED, or `timeout`), exits.
+const CONNECT_SCRIPT = `
+const [host, port, ms] = process.argv.slice(1);
+const socket = require('node:net').connect(Number(port), host);
+const done = (how) => { console.log(how); process.exit(0); };
+socket.setTimeout(Number(ms), () => done('timeout'));
+socket.on('connect', () => done('connected'));
+socket.on('error', (err) => done(err.code ?? String(err)));
+`;
+
+/**
+ * Opens a TCP connection to host:port from inside the network namespace of the process `pid` (a Pod's:
+ * its address, its routes, so the node's firewall sees the Pod's traffic), with this host's node as the
+ * client; how it went: `connected`, an error code, or `timeout` after `timeoutMs`.
+ */
+export async function connectFrom(
+  pid: number,
+  host: string,
+  port: number,
+  timeoutMs = 3000,
+): Promise<string> {
+  const { stdout } = await run('nsenter', [
+    `--target=${pid}`,
+    '--net',
+    '--',
+    process.execPath,
+    '-e',
+    CONNECT_SCRIPT,
+    host,
+    String(port),
+    String(timeoutMs),
+  ]);
+  return stdout.trim();
+}
+
+/**
+ * A Pod that accepts TCP connections on `ports` and closes them: node from `image` (no other image is on
+ * the node) with a one-line server. It runs as the image's non-root user; ports below 1024 open because
+ * the Pod lowers its own unprivileged-port bound (a namespaced sysctl the kubelet allows by default).
+ */
+export function listenerPod(
+  name: string,
+  namespace: string,
+  image: string,
+  ports: number[],
+  labels: Record<string, string>,
+): object {
+  const script =
+    "process.on('SIGTERM', () => process.exit(0));" +
+    "for (const port of process.argv.slice(1)) require('node:net').createServer((s) => s.end()).listen(Number(port));";
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels },
+    spec: {
+      securityContext: { sysctls: [{ name: 'net.ipv4.ip_unprivileged_port_start', value: '0' }] },
+      containers: [
+        {
+          name: 'listen',
+          image,
+          imagePullPolicy: 'Never',
+          command: ['/usr/local/bin/node', '-e', script, ...ports.map(String)],
+          ports: ports.map((containerPort) => ({ containerPort })),
+          readinessProbe: { tcpSocket: { port: ports[0] }, periodSeconds: 1 },
+        },
+      ],
+    },
+  };
 }
 
 /** A process's environment as this host sees it (/proc/<pid>/environ). */

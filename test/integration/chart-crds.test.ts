@@ -11,6 +11,17 @@ import { testControlPlane } from '../support/shared-cluster.ts';
 // A platform name of this test's own: the CRDs it creates (cluster-wide) cannot disturb other tests.
 const PLATFORM = `crdtest${randomBytes(3).toString('hex')}`;
 const GROUP = `iam.${PLATFORM}.io`;
+const TENANT = `tenant.${PLATFORM}.io`;
+/** Every CRD of the chart: the server's own, and the original's workspace resources. */
+const CRDS = [
+  `loginthrottles.${GROUP}`,
+  `sessions.${GROUP}`,
+  `users.${GROUP}`,
+  `workspacerolebindings.${GROUP}`,
+  `workspaceroles.${GROUP}`,
+  `workspaces.${TENANT}`,
+  `workspacetemplates.${TENANT}`,
+];
 
 describe('helm chart CRDs beside another owner’s', () => {
   let kc: KubeConfig;
@@ -31,20 +42,23 @@ describe('helm chart CRDs beside another owner’s', () => {
   after(async () => {
     await tools.helm(['uninstall', release, `--namespace=${namespace}`]).catch(() => undefined);
     await tools.deleteNamespace(namespace);
-    for (const plural of ['users', 'sessions', 'loginthrottles'])
+    for (const name of CRDS)
       await crds()
-        .deleteCustomResourceDefinition({ name: `${plural}.${GROUP}` })
+        .deleteCustomResourceDefinition({ name })
         .catch(() => undefined);
     tools.cleanup();
   });
 
-  test('helm template renders the CRDs in iam.<platformName>.io', async () => {
+  test('helm template renders the CRDs in iam.<platformName>.io and tenant.<platformName>.io', async () => {
     const rendered = await tools.template(release, namespace, ['--set', `config.platformName=${PLATFORM}`]);
     const names = [...rendered.matchAll(/^kind: CustomResourceDefinition\n(?:.*\n)*? {2}name: (\S+)/gm)].map(
       (m) => m[1],
     );
-    assert.deepEqual(names.sort(), [`loginthrottles.${GROUP}`, `sessions.${GROUP}`, `users.${GROUP}`]);
-    assert.doesNotMatch(rendered, /iam\.platform\.io/);
+    assert.deepEqual(names.sort(), CRDS);
+    assert.doesNotMatch(rendered, /(iam|tenant)\.platform\.io/);
+    // The printer columns show the workspace label of this platform name.
+    assert.match(rendered, new RegExp(`jsonPath: \\.metadata\\.labels\\.${PLATFORM}\\\\\\.io/workspace`));
+    assert.doesNotMatch(rendered, /platform\\\.io\//);
   });
 
   test('helm install leaves the foreign users CRD alone, says so, and installs the missing ones', async () => {
@@ -68,8 +82,8 @@ describe('helm chart CRDs beside another owner’s', () => {
     assert.equal(afterInstall.spec.versions[0]!.subresources?.status, undefined);
     assert.equal(afterInstall.metadata!.labels?.['platform-apiserver.io/crd-owner'], undefined);
 
-    for (const plural of ['sessions', 'loginthrottles']) {
-      const ours = await crds().readCustomResourceDefinition({ name: `${plural}.${GROUP}` });
+    for (const name of CRDS.filter((n) => n !== `users.${GROUP}`)) {
+      const ours = await crds().readCustomResourceDefinition({ name });
       assert.equal(ours.metadata!.labels?.['platform-apiserver.io/crd-owner'], 'platform-apiserver');
       assert.equal(ours.metadata!.annotations?.['helm.sh/resource-policy'], 'keep');
     }
@@ -88,7 +102,6 @@ describe('helm chart CRDs beside another owner’s', () => {
 
     // Uninstalling keeps every CRD (deleting one would delete all Users or Sessions).
     await tools.helm(['uninstall', release, `--namespace=${namespace}`]);
-    for (const plural of ['users', 'sessions', 'loginthrottles'])
-      assert.ok(await crds().readCustomResourceDefinition({ name: `${plural}.${GROUP}` }));
+    for (const name of CRDS) assert.ok(await crds().readCustomResourceDefinition({ name }));
   });
 });

@@ -11,6 +11,7 @@ import { waitFor } from '../cluster/wait-for.ts';
 import { ChartTools, chartDir } from '../support/chart-tools.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
+import { deleteReconciled } from '../support/tenant-fixtures.ts';
 
 const cp: ControlPlane = await testControlPlane();
 
@@ -19,6 +20,9 @@ const ADMIN = 'chart-sa-admin';
 const NODE_PREFIX = 'chartsa';
 const EXTERNAL_URL = 'https://platform.example.com';
 const VIEWER = 'chart-sa-nobody';
+const CREATOR = 'chart-sa-creator';
+const WORKSPACE = 'chart-sa-ws';
+const PROJECT = `chart-sa-project-${randomBytes(3).toString('hex')}`;
 
 interface TokenResponse {
   access_token: string;
@@ -93,7 +97,8 @@ describe("the server running with only the chart's ServiceAccount token", () => 
     await server?.stop();
     await deleteNodes(adminKc().makeApiClient(CoreV1Api), NODE_PREFIX);
     await tools.helm(['uninstall', RELEASE, `--namespace=${namespace}`]);
-    await tools.kubectl(['delete', 'users.iam.platform.io', ADMIN, VIEWER, '--ignore-not-found']);
+    await tools.kubectl(['delete', 'users.iam.platform.io', ADMIN, VIEWER, CREATOR, '--ignore-not-found']);
+    await deleteReconciled(adminKc(), 'platform', [WORKSPACE], [PROJECT]);
     await tools.deleteNamespace(namespace);
     tools.cleanup();
   });
@@ -223,6 +228,84 @@ describe("the server running with only the chart's ServiceAccount token", () => 
       ((await asViewer.json()) as { message: string }).message,
       new RegExp(`User "${VIEWER}" cannot list resource "nodes"`),
     );
+  });
+
+  test('the tenant reconciler works with the token: the Lease, a workspace, a project and its creator', async () => {
+    // The chart points the server at the release's namespace for its Lease, where its Role allows it.
+    await waitFor('the server to lead', async () =>
+      /^platform_leader_is_leader 1$/m.test(await (await fetch(`${server.url}/metrics`)).text())
+        ? true
+        : undefined,
+    );
+    const lease = JSON.parse(
+      await tools.kubectl(['get', 'lease', 'platform-apiserver', `--namespace=${namespace}`, '-o', 'json']),
+    ) as { spec: { holderIdentity?: string } };
+    assert.ok(lease.spec.holderIdentity);
+
+    const creator = {
+      apiVersion: 'iam.platform.io/v1alpha2',
+      kind: 'User',
+      metadata: { name: CREATOR },
+      spec: { password: await hashPassword(randomBytes(12).toString('hex'), 10) },
+    };
+    await tools.kubectl(['apply'], { input: JSON.stringify(creator) });
+    await tools.kubectl(['apply'], {
+      input: JSON.stringify({
+        apiVersion: 'tenant.platform.io/v1alpha2',
+        kind: 'WorkspaceTemplate',
+        metadata: { name: WORKSPACE },
+        spec: { template: { spec: { manager: CREATOR } }, placement: {} },
+      }),
+    });
+    await tools.kubectl(['apply'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: {
+          name: PROJECT,
+          labels: { 'platform.io/workspace': WORKSPACE },
+          annotations: { 'platform.io/creator': CREATOR },
+        },
+      }),
+    });
+    const exists = (kind: string, name: string, ns?: string) => async () => {
+      const args = [
+        'get',
+        kind,
+        name,
+        '--ignore-not-found',
+        '-o',
+        'name',
+        ...(ns ? [`--namespace=${ns}`] : []),
+      ];
+      return (await tools.kubectl(args)).trim() ? true : undefined;
+    };
+    await waitFor('the Workspace', exists('workspaces.tenant.platform.io', WORKSPACE));
+    await waitFor(
+      'the manager binding',
+      exists('workspacerolebindings.iam.platform.io', `${WORKSPACE}-admin`),
+    );
+    await waitFor('the admin Role (all rights in the namespace)', exists('role', 'admin', PROJECT));
+    await waitFor('the creator binding', exists('rolebinding', `${CREATOR}-admin`, PROJECT));
+    const canCreator = await tools.kubectl([
+      'auth',
+      'can-i',
+      'create',
+      'deployments.apps',
+      `--namespace=${PROJECT}`,
+      `--as=${CREATOR}`,
+    ]);
+    assert.equal(canCreator.trim(), 'yes');
+
+    // Deleting the workspace deletes its Workspace and namespace, with the token's rights.
+    await tools.kubectl(['delete', 'workspacetemplates.tenant.platform.io', WORKSPACE, '--wait=false']);
+    await waitFor('the template gone', async () =>
+      (await exists('workspacetemplates.tenant.platform.io', WORKSPACE)()) ? undefined : true,
+    );
+    const ns = JSON.parse(await tools.kubectl(['get', 'namespace', PROJECT, '-o', 'json'])) as {
+      metadata: { deletionTimestamp?: string };
+    };
+    assert.ok(ns.metadata.deletionTimestamp);
   });
 
   test('every request the server made on its own behalf was allowed', async () => {

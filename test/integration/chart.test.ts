@@ -103,13 +103,15 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
+      // Users, sessions, login throttles; workspace templates, workspaces, workspace roles and bindings.
+      ...Array<string>(7).fill('CustomResourceDefinition'),
       'Deployment',
       // The `helm test` hook Pod (templates/tests/).
       'Pod',
       'PodDisruptionBudget',
+      // Leader election: the Lease in the release's namespace.
+      'Role',
+      'RoleBinding',
       'Secret',
       'Secret',
       'Service',
@@ -626,6 +628,30 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'],
         verbs: ['get', 'list', 'watch'],
       },
+      {
+        apiGroups: ['tenant.platform.io'],
+        resources: ['workspaces'],
+        verbs: ['create', 'update', 'patch', 'delete'],
+      },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['patch'] },
+      {
+        apiGroups: ['iam.platform.io'],
+        resources: ['workspaceroles', 'workspacerolebindings'],
+        verbs: ['create', 'update', 'patch', 'delete'],
+      },
+      { apiGroups: ['iam.platform.io'], resources: ['rolebases'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['roles'],
+        verbs: ['create', 'update', 'escalate'],
+      },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['roles'],
+        resourceNames: ['admin'],
+        verbs: ['bind'],
+      },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
@@ -645,6 +671,23 @@ describe('helm chart: lint, render, server-side dry run', () => {
       name: `platform-${namespace}`,
     });
     assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'platform', namespace }]);
+
+    // Leader election: one Lease in the release's namespace, and the server told to use that namespace.
+    const leaseRole = findObject(objects, 'Role');
+    assert.equal(leaseRole.metadata.namespace, namespace);
+    assert.deepEqual(leaseRole['rules'], [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['platform-apiserver'],
+        verbs: ['get', 'update'],
+      },
+    ]);
+    assert.deepEqual(findObject(objects, 'RoleBinding')['subjects'], [
+      { kind: 'ServiceAccount', name: 'platform', namespace },
+    ]);
+    assert.equal(loadRenderedConfig(objects).leaderElection.leaseNamespace, namespace);
   });
 });
 
@@ -762,6 +805,19 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['list', 'workspaceroles', 'iam.platform.io'],
       ['list', 'rolebindings', 'rbac.authorization.k8s.io'],
       ['watch', 'clusterroles', 'rbac.authorization.k8s.io'],
+      // The tenant reconciler.
+      ['patch', 'workspacetemplates', 'tenant.platform.io'],
+      ['create', 'workspaces', 'tenant.platform.io'],
+      ['delete', 'workspacerolebindings', 'iam.platform.io'],
+      ['update', 'workspaceroles', 'iam.platform.io'],
+      ['watch', 'rolebases', 'iam.platform.io'],
+      ['delete', 'namespaces'],
+      ['patch', 'namespaces'],
+      ['create', 'roles', 'rbac.authorization.k8s.io', namespace],
+      ['escalate', 'roles', 'rbac.authorization.k8s.io', namespace],
+      ['create', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
+      // Leader election, in the release's namespace.
+      ['create', 'leases', 'coordination.k8s.io', namespace],
     ];
     const refused: [string, string, string?, string?][] = [
       ['delete', 'nodes'],
@@ -775,17 +831,18 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['escalate', 'clusterroles', 'rbac.authorization.k8s.io'],
       ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
       ['update', 'globalroles', 'iam.platform.io'],
-      ['delete', 'workspacerolebindings', 'iam.platform.io'],
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
       ['patch', 'users', 'iam.platform.io'],
       ['delete', 'users', 'iam.platform.io'],
       ['delete', 'loginthrottles', 'iam.platform.io'],
       ['deletecollection', 'sessions', 'iam.platform.io'],
-      ['update', 'workspaces', 'tenant.platform.io'],
       ['deletecollection', 'workspacetemplates', 'tenant.platform.io'],
-      ['patch', 'namespaces'],
       ['deletecollection', 'namespaces'],
+      ['delete', 'roles', 'rbac.authorization.k8s.io', namespace],
+      ['bind', 'roles', 'rbac.authorization.k8s.io', namespace],
+      ['create', 'leases', 'coordination.k8s.io', 'default'],
+      ['update', 'leases', 'coordination.k8s.io', 'kube-system'],
     ];
     for (const [verb, resource, group, ns] of allowed)
       assert.equal(await canI(verb, resource, group, ns), true, `${verb} ${resource}.${group ?? ''}`);

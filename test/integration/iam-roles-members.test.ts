@@ -287,6 +287,8 @@ describe("the original's role model installed (seed CRDs under this file's platf
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--platformName=${P}`,
       '--auth.addressRequestsPerMinute=0',
+      // Exactly the roles this file makes: no tenant reconciler adding the default ones.
+      '--leaderElection.enabled=false',
     ]);
   });
   after(cleanup);
@@ -547,6 +549,8 @@ describe('only our CRDs: Kubernetes RBAC roles and bindings listed, the original
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--platformName=${P}`,
       '--auth.addressRequestsPerMinute=0',
+      // Exactly the roles this file makes: no tenant reconciler adding the default ones.
+      '--leaderElection.enabled=false',
     ]);
   });
   after(cleanup);

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { ControlPlane } from '../cluster/control-plane.ts';
+import { waitFor } from '../cluster/wait-for.ts';
 import {
   adminKubeConfig,
   createUser,
@@ -149,8 +150,12 @@ describe('log API through the real server, with tokens from its own /oauth/token
   });
 
   test('the store calls are counted on /metrics', async () => {
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    // An export is counted once its cursor is released on the store, which happens after the client has
+    // the whole body: wait for the count rather than read it at once.
+    const metrics = await waitFor('the completed export counted', async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return /platform_logging_exports_total\{outcome="completed"\} 1/.test(text) ? text : undefined;
+    });
     assert.match(metrics, /platform_logging_store_requests_total\{operation="search",outcome="ok"\} [1-9]/);
-    assert.match(metrics, /platform_logging_exports_total\{outcome="completed"\} 1/);
   });
 });

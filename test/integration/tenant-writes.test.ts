@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { ServerProcess } from '../support/server-process.ts';
 import {
   adminKubeConfig,
@@ -28,6 +34,8 @@ type Who = keyof typeof USERS;
 const g = tenantGroups(P);
 const CREATOR = `${P}.io/creator`;
 const ORPHAN = `orphan.finalizers.${P}.io`;
+/** A finalizer as the reconciler sets on the namespaces it has bound a creator in. */
+const MARKER = `finalizers.${P}.io/namespaces`;
 
 interface Obj {
   kind?: string;
@@ -149,6 +157,8 @@ describe('tenant writes on the real kube-apiserver: workspaces and their namespa
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--platformName=${P}`,
       '--auth.addressRequestsPerMinute=0',
+      // The API's writes alone: what the tenant reconciler makes of them is tenant-reconciler.test.ts's.
+      '--leaderElection.enabled=false',
     ]);
     openapi = await OpenApiConformance.fromServer(server.url);
     for (const who of Object.keys(USERS) as Who[]) {
@@ -408,7 +418,11 @@ describe('tenant writes on the real kube-apiserver: workspaces and their namespa
     assert.equal(patched.body.metadata.labels?.['env'], 'dev');
     assert.equal(patched.body.metadata.labels?.[g.workspaceLabel], WS.one);
 
-    // Replaced without the label or the creator: both stay.
+    // Replaced without the label, the creator or the finalizers (the reconciler's marker): all stay.
+    await core.patchNamespace(
+      { name: ns, body: [{ op: 'add', path: '/metadata/finalizers', value: [MARKER] }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
     const current = (await storedNamespace(ns))!;
     const replaced = await call('admin', 'PUT', path, {
       metadata: { name: ns, resourceVersion: current.metadata.resourceVersion, labels: { env: 'prod' } },
@@ -416,6 +430,11 @@ describe('tenant writes on the real kube-apiserver: workspaces and their namespa
     assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
     assert.equal(replaced.body.metadata.labels?.[g.workspaceLabel], WS.one);
     assert.equal(replaced.body.metadata.annotations?.[CREATOR], USERS.admin.name);
+    assert.deepEqual(replaced.body.metadata.finalizers, [MARKER]);
+    await core.patchNamespace(
+      { name: ns, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
     const stale = await call('admin', 'PUT', path, {
       metadata: { name: ns, resourceVersion: current.metadata.resourceVersion },
     });

@@ -39,17 +39,22 @@ export function adminKubeConfig(kubeconfigPath: string): KubeConfig {
   return kc;
 }
 
+/** The chart's workspace CRDs in the IAM group: installed by installChartTenantCrds (tenant-fixtures.ts). */
+const WORKSPACE_CRDS = ['workspaceroles', 'workspacerolebindings'];
+
 /**
- * Installs the CRDs shipped with the chart (idempotent: the cluster is shared by the whole run and the
- * CRDs stay installed) and waits until the apiserver reports them Established.
+ * Installs the CRDs of users, sessions and login throttles shipped with the chart (idempotent: the
+ * cluster is shared by the whole run and the CRDs stay installed) and waits until the apiserver reports
+ * them Established.
  */
 export async function installIamCrds(
   kc: KubeConfig,
   platform = 'platform',
   options: { except?: string[] } = {},
 ): Promise<void> {
+  const except = [...WORKSPACE_CRDS, ...(options.except ?? [])];
   const files = readdirSync(CRD_DIR).filter(
-    (f) => f.endsWith('.yaml') && !(options.except ?? []).some((plural) => f.startsWith(`${plural}.`)),
+    (f) => f.endsWith('.yaml') && !except.some((plural) => f.startsWith(`${plural}.`)),
   );
   await installCrdFiles(
     kc,

@@ -93,6 +93,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "tenant.%s.io" (.Values.config.platformName | default "platform") }}
 {{- end }}
 
+{{/* The leader Lease's name: config.leaderElection.leaseName, else <platformName>-apiserver (as the server defaults it). */}}
+{{- define "platform-apiserver.leaseName" -}}
+{{- $election := .Values.config.leaderElection | default dict }}
+{{- $election.leaseName | default (printf "%s-apiserver" (.Values.config.platformName | default "platform")) }}
+{{- end }}
+
 {{/* {base_url}: the explicit value, else the first Ingress host (https when it has TLS), else empty. */}}
 {{- define "platform-apiserver.externalBaseUrl" -}}
 {{- if .Values.externalBaseUrl }}
@@ -107,6 +113,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The server's config file: the user's `config` with the chart-owned keys set (listen address and port,
+the leader Lease's namespace (the release's: the chart grants the Lease there),
 the serving certificate when `tls.secretName` is set,
 the signing and verification key files, the first administrator, the external base URL when known, and
 the log store's CA file when its Secret is named).
@@ -136,6 +143,9 @@ the log store's CA file when its Secret is named).
 {{- $_ := set $auth "publicUrl" . }}
 {{- end }}
 {{- $_ := set $config "auth" $auth }}
+{{- $election := get $config "leaderElection" | default dict }}
+{{- $_ := set $election "leaseNamespace" .Release.Namespace }}
+{{- $_ := set $config "leaderElection" $election }}
 {{- if (get $config "logging" | default dict).password }}
 {{- fail "config.logging.password: do not put the log store's password in the ConfigMap; name a Secret in logStore.passwordSecret" }}
 {{- end }}
@@ -158,6 +168,15 @@ the log store's CA file when its Secret is named).
 {{- end }}
 
 {{/*
+A CRD file of files/crds/ with its groups (iam.<platformName>.io, tenant.<platformName>.io) and the label
+keys its printer columns show (<platformName>.io/…) following config.platformName. Takes {path, root}.
+*/}}
+{{- define "platform-apiserver.crdText" -}}
+{{- $platform := .root.Values.config.platformName | default "platform" }}
+{{- .root.Files.Get .path | replace "iam.platform.io" (include "platform-apiserver.iamGroup" .root) | replace "tenant.platform.io" (include "platform-apiserver.tenantGroup" .root) | replace "labels.platform\\.io/" (printf "labels.%s\\.io/" $platform) | replace "annotations.platform\\.io/" (printf "annotations.%s\\.io/" $platform) }}
+{{- end }}
+
+{{/*
 The chart's CRDs, each with its group following config.platformName, and whether to render it:
 a CRD is rendered when it does not exist yet or this release installed it; one installed by anyone
 else (another owner such as the original system, or another release) is left alone. Returns a list
@@ -166,7 +185,7 @@ of {name, render, owner} dicts; `helm template` cannot look anything up and rend
 {{- define "platform-apiserver.crdPlan" -}}
 {{- $plan := list }}
 {{- range $path, $_ := .Files.Glob "files/crds/*.yaml" }}
-{{- $crd := $.Files.Get $path | replace "iam.platform.io" (include "platform-apiserver.iamGroup" $) | fromYaml }}
+{{- $crd := include "platform-apiserver.crdText" (dict "path" $path "root" $) | fromYaml }}
 {{- $existing := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" $crd.metadata.name }}
 {{- $annotations := dig "metadata" "annotations" (dict) $existing }}
 {{- $ours := and (eq (index $annotations "meta.helm.sh/release-name" | default "") $.Release.Name) (eq (index $annotations "meta.helm.sh/release-namespace" | default "") $.Release.Namespace) }}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the node side of the end-to-end tests' one-node cluster into the shared binary cache, keyed by
 # version: kube-controller-manager, kube-scheduler, kubelet and kube-proxy from the same Kubernetes
-# module and version as the kube-apiserver (test/cluster/kube), and the Traefik ingress controller from
-# its own wrapper module (test/e2e/cluster/traefik). Only builds what is missing.
+# module and version as the kube-apiserver (test/cluster/kube), the Traefik ingress controller from
+# its own wrapper module (test/e2e/cluster/traefik), and kube-router (the NetworkPolicy enforcer) from
+# its released module, with that release's own go.mod and go.sum. Only builds what is missing.
 #
 #   test/e2e/cluster/build-node-binaries.sh                 build if missing, print the bin dir
 #   test/e2e/cluster/build-node-binaries.sh --print-paths   print NAME=path lines for the harness
@@ -24,11 +25,13 @@ log() { printf '[build-node-binaries] %s\n' "$*" >&2; }
 kube_minor="${KUBE_VERSION#v1.}"
 kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${kube_minor%%.*} -X k8s.io/component-base/version.gitTreeState=clean"
 traefik_ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION"
+kube_router_ldflags="-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION"
 
-names=(kube-controller-manager kube-scheduler kubelet kube-proxy traefik)
+names=(kube-controller-manager kube-scheduler kubelet kube-proxy traefik kube-router)
 path_of() { # name -> cached path
   case "$1" in
     traefik) echo "$bin_dir/traefik-$TRAEFIK_VERSION" ;;
+    kube-router) echo "$bin_dir/kube-router-$KUBE_ROUTER_VERSION" ;;
     *) echo "$bin_dir/$1-$KUBE_VERSION" ;;
   esac
 }
@@ -69,9 +72,27 @@ build() { # name pkg module-dir ldflags
   log "built $name in $(($(date +%s) - start))s"
 }
 
+# A command of a released module at its version (`go install pkg@version`: the release's own go.mod and
+# go.sum decide every dependency; no wrapper module is needed when the release has no replaces).
+build_release() { # name pkg@version ldflags
+  local name="$1" pkg="$2" ldflags="$3"
+  local out
+  out="$(path_of "$name")"
+  [ -x "$out" ] && return
+  log "building $name (cold builds take minutes; cached afterwards in $bin_dir)"
+  local start gobin
+  start=$(date +%s)
+  gobin="$(mktemp -d)"
+  (cd "$gobin" && GOFLAGS= GOBIN="$gobin" CGO_ENABLED=0 nice go install -trimpath -pgo=off -ldflags "$ldflags" "$pkg")
+  mv "$gobin/$(basename "${pkg%@*}")" "$out"
+  rmdir "$gobin"
+  log "built $name in $(($(date +%s) - start))s"
+}
+
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$cluster_dir/kube" "$kube_ldflags"
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$cluster_dir/kube" "$kube_ldflags"
 build kubelet k8s.io/kubernetes/cmd/kubelet "$cluster_dir/kube" "$kube_ldflags"
 build kube-proxy k8s.io/kubernetes/cmd/kube-proxy "$cluster_dir/kube" "$kube_ldflags"
 build traefik github.com/traefik/traefik/v3/cmd/traefik "$here/traefik" "$traefik_ldflags"
+build_release kube-router "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION" "$kube_router_ldflags"
 print_result "${1:-}"

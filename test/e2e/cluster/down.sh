@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stops the end-to-end cluster started by up.sh and removes every trace of it: its processes (by the
 # PIDs up.sh recorded, and the container shims of its containerd), the Pods' containers, network
-# namespaces and veths, its mounts, its iptables rules and chains, the bridge and routes, its cgroups,
-# the sysctls it changed, and the state directory. Safe to run when nothing (or only part) is up, so
+# namespaces and veths, its mounts, its iptables rules and chains, kube-router's chains and ipsets, the
+# bridge and routes, its cgroups, the sysctls it changed, and the state directory. Safe to run when nothing (or only part) is up, so
 # run.sh also runs it first to clear what a killed run left behind.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +24,7 @@ stop_pid() { # name: SIGTERM, then SIGKILL after 10 s
 }
 
 # The kubelet first (it would restart what is removed below), then the controllers and Traefik.
-for name in kubelet traefik kube-proxy kube-scheduler kube-controller-manager; do stop_pid "$name"; done
+for name in kubelet traefik kube-router kube-proxy kube-scheduler kube-controller-manager; do stop_pid "$name"; done
 
 # Every container of this containerd: kill the tasks, delete tasks and containers.
 if [ -S "$E2E_SOCK" ]; then
@@ -54,6 +54,34 @@ if [ -d "$E2E_STATE" ]; then
     mounts="$(awk -v s="$E2E_STATE" 'index($2, s) == 1 {print $2}' /proc/self/mounts | sort -r)"
     [ -z "$mounts" ] && break
     for m in $mounts; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
+  done
+fi
+
+# kube-router's leftovers (it removes nothing when it stops): the filter table's chains and the ipsets
+# that appeared after up.sh recorded those there before starting it, among the names kube-router gives
+# (chains KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-*; ipsets KUBE-SRC-*, KUBE-DST-* and the TMP-* of
+# an interrupted swap). First every rule that jumps to such a chain, then the chains, then the sets (a
+# set in use by a rule cannot be destroyed).
+appeared() { # before-file now-list-command... -> names in the current list, not in the before file
+  local before="$1"
+  shift
+  comm -13 <(sort "$before") <("$@" 2>/dev/null | sort)
+}
+filter_chains() { iptables-save -t filter | awk '/^:/ {print substr($1, 2)}'; }
+if [ -f "$E2E_STATE/filter-chains-before" ] && command -v iptables-save >/dev/null 2>&1; then
+  chains="$(appeared "$E2E_STATE/filter-chains-before" filter_chains | grep -E '^(KUBE-ROUTER-|KUBE-NWPLCY-|KUBE-POD-FW-)')"
+  for chain in $chains; do iptables -t filter -F "$chain" 2>/dev/null; done
+  for chain in $chains; do
+    iptables-save -t filter | grep -E -- "^-A .* -j $chain( |\$)" | while read -r rule; do
+      # eval: the rules' comments are quoted.
+      eval "iptables -t filter ${rule/-A /-D }" 2>/dev/null
+    done
+  done
+  for chain in $chains; do iptables -t filter -X "$chain" 2>/dev/null; done
+fi
+if [ -f "$E2E_STATE/ipsets-before" ] && command -v ipset >/dev/null 2>&1; then
+  for name in $(appeared "$E2E_STATE/ipsets-before" ipset list -n | grep -E '^(KUBE-SRC-|KUBE-DST-|TMP-)'); do
+    ipset destroy "$name" 2>/dev/null
   done
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts the end-to-end tests' one-node cluster: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, containerd (CRI) + runc, the CNI bridge, kube-proxy, a kubelet that registers a real
-# Node, and Traefik as the Ingress controller (a host process watching Ingresses). Images are imported
+# Node, kube-router enforcing NetworkPolicy (firewall-only mode), and Traefik as the Ingress controller
+# (host processes watching the API). Images are imported
 # from archives built here (the app image from scripts/build-image.sh, the pause image below).
 #
 #   test/e2e/cluster/up.sh IMAGE ARCHIVE    writes $E2E_STATE/env (KEY=value lines) when the Node is Ready
@@ -22,7 +23,7 @@ eval "$(bash "$repo/test/cluster/build-binaries.sh" --print-paths)"
 eval "$(bash "$here/build-node-binaries.sh" --print-paths)"
 cache_root="${PLATFORM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/platform-apiserver}"
 
-for tool in containerd runc ctr iptables conntrack openssl buildah gcc; do
+for tool in containerd runc ctr iptables iptables-save ipset conntrack openssl buildah gcc; do
   command -v "$tool" >/dev/null 2>&1 || { e2e_log "ERROR: $tool is missing (run: bash test/e2e/install-packages.sh)"; exit 2; }
 done
 [ -x /usr/lib/cni/bridge ] || { e2e_log "ERROR: the CNI plugins are missing (run: bash test/e2e/install-packages.sh)"; exit 2; }
@@ -69,10 +70,12 @@ ip link set "$E2E_BRIDGE" up
 # (never out of the machine).
 ip route add blackhole "$E2E_SERVICE_CIDR"
 # The bridge plugin turns on IP forwarding for the Pods' gateway; the Pods may reach the node and each
-# other, never beyond the bridge.
-iptables -N PA-E2E-FORWARD
-iptables -A PA-E2E-FORWARD -s "$E2E_POD_CIDR" ! -o "$E2E_BRIDGE" -j DROP
-iptables -I FORWARD 1 -j PA-E2E-FORWARD
+# other, never beyond the bridge. In the mangle table, which runs before the filter table: kube-router
+# accepts the Pods' traffic that its policies allow at the head of the filter table's FORWARD chain (and
+# keeps its jump first there), so a rule of ours in that chain would never be reached.
+iptables -t mangle -N PA-E2E-FORWARD
+iptables -t mangle -A PA-E2E-FORWARD -s "$E2E_POD_CIDR" ! -o "$E2E_BRIDGE" -j DROP
+iptables -t mangle -I FORWARD 1 -j PA-E2E-FORWARD
 sysctl -qw net.bridge.bridge-nf-call-iptables=1
 
 # --- credentials ------------------------------------------------------------------------------------------
@@ -265,6 +268,24 @@ node_ready() {
   [ "$(kubectl_ get node "$E2E_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 wait_until "the Node $E2E_NODE_NAME to be Ready" 180 node_ready
+
+# --- kube-router: NetworkPolicy enforcement -------------------------------------------------------------
+# Firewall-only: its network policy controller alone (iptables filter rules and ipsets); the CNI bridge
+# still wires the Pods and kube-proxy still serves the Services. It needs the registered Node (its
+# address tells which Pods are local). No port of its own: health and metrics are off. It leaves its
+# chains and ipsets behind when it stops; down.sh removes those that appear after this record.
+iptables-save -t filter | awk '/^:/ {print substr($1, 2)}' >"$E2E_STATE/filter-chains-before"
+ipset list -n >"$E2E_STATE/ipsets-before"
+start kube-router "$KUBE_ROUTER" --kubeconfig="$kubeconfig" --hostname-override="$E2E_NODE_NAME" \
+  --run-firewall=true --run-router=false --run-service-proxy=false \
+  --service-cluster-ip-range="$E2E_SERVICE_CIDR" --health-port=0 --metrics-port=0 --v=1
+# Its first full sync ends by appending this ACCEPT rule to its top-level chains, in the same
+# iptables-restore as every Pod's chain: once it is there, the policies of that moment are enforced.
+policy_synced() {
+  alive kube-router
+  iptables -S KUBE-ROUTER-FORWARD | grep -q 'rule to explicitly ACCEPT traffic that comply to network policies'
+}
+wait_until "kube-router's first NetworkPolicy sync" 90 policy_synced
 
 # --- Traefik, the Ingress controller ----------------------------------------------------------------------------
 ingress_port="$(free_port)"
