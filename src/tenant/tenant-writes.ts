@@ -263,6 +263,14 @@ export class TenantWriter {
         : undefined;
     if (manager !== undefined && typeof manager !== 'string')
       throw invalid('spec.template.spec.manager', 'must be a user name (a string)');
+    // The original's CRD requires both; its console leaves `placement` out on a single cluster (and
+    // `template` when no administrator is chosen). Empty ones mean the same: this cluster, no settings.
+    const filled = isRecord(spec) ? spec : {};
+    for (const field of ['placement', 'template'] as const) {
+      if (filled[field] === undefined) filled[field] = {};
+      else if (!isRecord(filled[field])) throw invalid(`spec.${field}`, 'must be an object');
+    }
+    object['spec'] = filled;
     return object;
   }
 

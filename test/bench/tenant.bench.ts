@@ -22,6 +22,7 @@ import { hashPassword } from '../../src/tokens/passwords.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 import { adminKubeConfig, generateTestKeys, installIamCrds, passwordLogin } from '../support/iam-fixtures.ts';
 import { installTenantCrds, tenantGroups } from '../support/tenant-fixtures.ts';
+import { waitFor } from '../cluster/wait-for.ts';
 import { startRealServer } from './real-server.ts';
 
 const flag = (name: string, fallback: number) =>
@@ -213,6 +214,26 @@ try {
     name: 'tenant',
   });
   try {
+    // The steady state of a real cluster: the reconciler has given every seeded workspace and project
+    // its default roles and bindings (its queue empty after it has handled keys) before anything is timed.
+    const caughtUp = performance.now();
+    await waitFor(
+      'the tenant reconciler to catch up',
+      async () => {
+        const metrics = await (await fetch(`${server.url}/metrics`)).text();
+        const handled = /platform_reconcile_total\{reconciler="tenant",result="success"\} (\d+)/.exec(
+          metrics,
+        );
+        const depth = /platform_reconcile_queue_depth\{reconciler="tenant"\} (\d+)/.exec(metrics);
+        return handled && Number(handled[1]) >= WORKSPACES + PROJECTS && depth?.[1] === '0'
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30 * 60_000, intervalMs: 1000 },
+    );
+    console.log(
+      `reconciler caught up with the seeded workspaces and projects in ${((performance.now() - caughtUp) / 1000).toFixed(0)} s`,
+    );
     const token = async (user: string) =>
       (await passwordLogin(server.url, user, PASSWORD, { id: PLATFORM, secret: PLATFORM })).body[
         'access_token'
