@@ -16,6 +16,23 @@ async function countAbove(page: Page, label: RegExp): Promise<number> {
   return Number(text.trim());
 }
 
+/** Waits until project settings show these role and member counts; a reason if they do not in time. */
+async function countsShown(
+  page: Page,
+  roles: number,
+  members: number,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const shown = [await countAbove(page, /^Project roles?$/), await countAbove(page, /^Project members?$/)];
+    if (shown[0] === roles && shown[1] === members) return undefined;
+    if (Date.now() > deadline)
+      return `shows ${shown[0]} roles and ${shown[1]} members, not ${roles} and ${members}`;
+    await page.waitForTimeout(250);
+  }
+}
+
 /** Issue 33 §3: the members and roles of every scope, read through the IAM API. */
 export const MEMBERS_ROLES_STEPS: Step[] = [
   {
@@ -60,12 +77,7 @@ export const MEMBERS_ROLES_STEPS: Step[] = [
     name: 'project settings: counts',
     act: goto(`${project}/base-info`),
     expect: ['Project Information'],
-    check: async (page) => {
-      const roles = await countAbove(page, /^Project roles?$/);
-      const members = await countAbove(page, /^Project members?$/);
-      return roles === SEED.projectRoles.length && members === 1
-        ? undefined
-        : `shows ${roles} roles and ${members} members, not ${SEED.projectRoles.length} and 1`;
-    },
+    // The counts show 0 until the role and member lists have loaded: wait for them, with the deadline.
+    check: (page, _calls, timeoutMs) => countsShown(page, SEED.projectRoles.length, 1, timeoutMs),
   },
 ];

@@ -74,12 +74,16 @@ export const RELEASE_STEPS: Step[] = [
     name: 'landing: reported release',
     act: goto('/'),
     expect: ['Platform version'],
-    check: async (page) => {
-      const shown = await page
+    check: async (page, _calls, timeoutMs) => {
+      const value = page
         .getByText('Platform version', { exact: true })
-        .locator('xpath=preceding-sibling::*[1]')
-        .innerText();
-      return shown.trim() === RELEASE ? undefined : `platform version shown: "${shown}", not ${RELEASE}`;
+        .locator('xpath=preceding-sibling::*[1]');
+      const shown = await value
+        .filter({ hasText: new RegExp(`^\\s*${RELEASE.replaceAll('.', '\\.')}\\s*$`) })
+        .waitFor({ state: 'visible', timeout: timeoutMs })
+        .then(() => undefined)
+        .catch(() => value.innerText());
+      return shown === undefined ? undefined : `platform version shown: "${shown}", not ${RELEASE}`;
     },
   },
 ];
