@@ -3,6 +3,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   RbacAuthorizationV1Api,
+  StorageV1Api,
   type KubeConfig,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -19,7 +20,7 @@ import { createWorkspace, createWorkspaceNamespace, installTenantCrds } from '..
 /** The console always speaks to `kubesphere`. */
 export const PLATFORM = 'kubesphere';
 
-/** What the 16 steps look for on screen. */
+/** What the steps look for on screen. */
 export const SEED = {
   admin: {
     name: 'admin',
@@ -35,10 +36,32 @@ export const SEED = {
   /** Node of the detail steps: runs the pods and has an event. */
   node: 'node-0001',
   eventReason: 'ConsoleSeedEvent',
+  /** A StorageClass with one PVC of it (its `kubesphere.io/pvc-count` is computed by our server), and a PV. */
+  storageClass: 'console-standard',
+  pvc: 'console-data',
+  pv: 'console-pv-0001',
+  /** Roles with the creator annotation the console's role lists ask for (as the original's installer and controllers leave them). */
+  platformRoles: ['platform-admin', 'platform-regular'],
+  clusterRole: 'cluster-viewer',
+  workspaceRoles: ['demo-ws-admin', 'demo-ws-viewer'],
+  projectRoles: ['admin', 'operator', 'viewer'],
+  /** What the console's create and delete steps make and remove. */
+  newWorkspace: 'console-ws',
+  newProject: 'console-project',
 } as const;
 
-/** The platform administrator's global role: the modules its role templates grant (as the original's installer does). */
-const PLATFORM_ADMIN_TEMPLATES = ['clusters', 'workspaces', 'users', 'roles', 'platform-settings'];
+/**
+ * The platform administrator's global role: the role templates it aggregates, as the original's installer
+ * ships them (the module each belongs to and its alias are what a role's Permissions card shows).
+ */
+const PLATFORM_ADMIN_TEMPLATES = [
+  { module: 'clusters', group: 'Clusters Management', alias: 'Clusters Management' },
+  { module: 'workspaces', group: 'Access Control', alias: 'Workspaces Management' },
+  { module: 'users', group: 'Access Control', alias: 'Users Management' },
+  { module: 'roles', group: 'Access Control', alias: 'Roles Management' },
+  { module: 'platform-settings', group: 'Platform Settings', alias: 'Platform Settings Management' },
+];
+const CREATOR = 'kubesphere.io/creator';
 
 /**
  * A cluster shaped as the original's console expects to find it, on the bare control plane (no
@@ -59,26 +82,38 @@ export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
   );
   const iam = { group: 'iam.kubesphere.io', version: 'v1alpha2' };
   const objects = kc.makeApiClient(CustomObjectsApi);
-  const globalRole = (name: string, annotations: Record<string, string>) =>
+  const globalRole = (
+    name: string,
+    annotations: Record<string, string>,
+    labels: Record<string, string> = {},
+  ) =>
     objects.createClusterCustomObject({
       ...iam,
       plural: 'globalroles',
       body: {
         apiVersion: 'iam.kubesphere.io/v1alpha2',
         kind: 'GlobalRole',
-        metadata: { name, annotations },
+        metadata: { name, annotations, labels },
         rules: [],
       },
     });
-  for (const module of PLATFORM_ADMIN_TEMPLATES)
-    await globalRole(`role-template-manage-${module}`, {
-      'iam.kubesphere.io/role-template-rules': JSON.stringify({ [module]: 'manage' }),
-    });
+  for (const t of PLATFORM_ADMIN_TEMPLATES)
+    await globalRole(
+      `role-template-manage-${t.module}`,
+      {
+        'iam.kubesphere.io/role-template-rules': JSON.stringify({ [t.module]: 'manage' }),
+        'iam.kubesphere.io/module': t.group,
+        'kubesphere.io/alias-name': t.alias,
+      },
+      { 'iam.kubesphere.io/role-template': 'true' },
+    );
   await globalRole('platform-admin', {
+    [CREATOR]: 'system',
     'iam.kubesphere.io/aggregation-roles': JSON.stringify(
-      PLATFORM_ADMIN_TEMPLATES.map((m) => `role-template-manage-${m}`),
+      PLATFORM_ADMIN_TEMPLATES.map((t) => `role-template-manage-${t.module}`),
     ),
   });
+  await globalRole('platform-regular', { [CREATOR]: 'system' });
   await objects.createClusterCustomObject({
     ...iam,
     plural: 'globalrolebindings',
@@ -103,6 +138,8 @@ export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
   await createNodes(core, SEED.nodes, { prefix: 'node' });
   await createWorkspace(kc, PLATFORM, SEED.workspace, SEED.admin.name);
   await createWorkspaceNamespace(kc, PLATFORM, SEED.workspace, SEED.project);
+  await seedScopedRoles(kc);
+  await seedStorage(kc);
 
   const labels = { app: SEED.deployment };
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
@@ -164,6 +201,109 @@ export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
       firstTimestamp: new Date(),
       lastTimestamp: new Date(),
       source: { component: 'kubelet', host: SEED.node },
+    },
+  });
+}
+
+const READ_ALL = [{ apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] }];
+const ALL = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
+
+/**
+ * The roles and bindings of the cluster, `demo-ws` and `demo-project` as the original's installer and
+ * controllers leave them (creator `system`; the administrator bound in the workspace and the project, with
+ * the `iam.kubesphere.io/user-ref` label of the original's bindings), so that every Members and Roles page
+ * has data. Our tenant reconciler, where it runs, adopts these same names.
+ */
+async function seedScopedRoles(kc: KubeConfig): Promise<void> {
+  const system = { [CREATOR]: 'system' };
+  const userRef = { 'iam.kubesphere.io/user-ref': SEED.admin.name };
+  const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: SEED.admin.name }];
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({
+    body: { metadata: { name: SEED.clusterRole, annotations: system }, rules: READ_ALL },
+  });
+
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const workspaceLabel = { 'kubesphere.io/workspace': SEED.workspace };
+  for (const name of SEED.workspaceRoles)
+    await objects.createClusterCustomObject({
+      group: 'iam.kubesphere.io',
+      version: 'v1alpha2',
+      plural: 'workspaceroles',
+      body: {
+        apiVersion: 'iam.kubesphere.io/v1alpha2',
+        kind: 'WorkspaceRole',
+        metadata: { name, labels: workspaceLabel, annotations: system },
+        rules: name.endsWith('-admin') ? ALL : READ_ALL,
+      },
+    });
+  const workspaceAdmin = SEED.workspaceRoles[0];
+  await objects.createClusterCustomObject({
+    group: 'iam.kubesphere.io',
+    version: 'v1alpha2',
+    plural: 'workspacerolebindings',
+    body: {
+      apiVersion: 'iam.kubesphere.io/v1alpha2',
+      kind: 'WorkspaceRoleBinding',
+      metadata: { name: workspaceAdmin, labels: { ...workspaceLabel, ...userRef } },
+      roleRef: { apiGroup: 'iam.kubesphere.io', kind: 'WorkspaceRole', name: workspaceAdmin },
+      subjects,
+    },
+  });
+
+  const namespace = SEED.project;
+  for (const name of SEED.projectRoles)
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name, annotations: system },
+        rules: name === 'admin' ? ALL : READ_ALL,
+      },
+    });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name: `${SEED.admin.name}-admin`, labels: userRef },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'admin' },
+      subjects,
+    },
+  });
+}
+
+/** A StorageClass, one PVC of it in the project (its PVC count is 1), and a PV (the Persistent Volumes tab). */
+async function seedStorage(kc: KubeConfig): Promise<void> {
+  await kc.makeApiClient(StorageV1Api).createStorageClass({
+    body: {
+      metadata: { name: SEED.storageClass },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'WaitForFirstConsumer',
+    },
+  });
+  const core = kc.makeApiClient(CoreV1Api);
+  const pv = {
+    metadata: { name: SEED.pv },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: SEED.storageClass,
+      hostPath: { path: '/tmp/console-pv' },
+    },
+  };
+  await core.createPersistentVolume({ body: pv });
+  // Written as the PV controller would (there is none here): free to bind.
+  await core.replacePersistentVolumeStatus({
+    name: SEED.pv,
+    body: { ...pv, status: { phase: 'Available' } },
+  });
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace: SEED.project,
+    body: {
+      metadata: { name: SEED.pvc },
+      spec: {
+        storageClassName: SEED.storageClass,
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
     },
   });
 }

@@ -1,6 +1,10 @@
 import type { Page } from 'playwright-core';
 import type { RecordedCall } from './recording-proxy.ts';
 import { SEED } from './console-cluster.ts';
+import { goto, rowOnScreen, type Step } from './step-kit.ts';
+import { MEMBERS_ROLES_STEPS } from './steps-members-roles.ts';
+import { RELEASE_STEPS } from './steps-release.ts';
+import { TENANT_WRITE_STEPS } from './steps-tenant-writes.ts';
 
 export interface StepResult {
   step: string;
@@ -10,26 +14,11 @@ export interface StepResult {
   failedCalls: string[];
 }
 
-interface Step {
-  name: string;
-  /** Navigates or acts; the page then settles. */
-  act(page: Page, consoleUrl: string): Promise<void>;
-  /** Texts that must be on screen (the step's data). */
-  expect: string[];
-  /** Whether the page must also be free of spinners, `Not Found` and error toasts (default true). */
-  judgePage?: boolean;
-  /** Extra check once settled; returns a failure reason, or undefined. */
-  check?(page: Page, calls: RecordedCall[]): Promise<string | undefined>;
-}
-
 const node = SEED.node;
 const project = `/${SEED.workspace}/clusters/default/projects/${SEED.project}`;
-const goto = (path: string) => async (page: Page, consoleUrl: string) => {
-  await page.goto(`${consoleUrl}${path}`, { waitUntil: 'domcontentloaded' });
-};
 
-/** The issue's 16 steps, in order; later steps rely on the session the first one opens. */
-export const STEPS: Step[] = [
+/** Issue 18's steps but logout, in order; later steps rely on the session the first one opens. */
+const BROWSE_STEPS: Step[] = [
   {
     name: 'login',
     act: async (page, consoleUrl) => {
@@ -113,24 +102,37 @@ export const STEPS: Step[] = [
   { name: 'pods', act: goto(`${project}/pods`), expect: [SEED.pods[0], SEED.pods[1]] },
   { name: 'users', act: goto('/access/accounts'), expect: [SEED.admin.name] },
   { name: 'workspaces', act: goto('/access/workspaces'), expect: [SEED.workspace] },
-  {
-    name: 'logout',
-    act: async (page, consoleUrl) => {
-      await page.goto(`${consoleUrl}/clusters/default/overview`, { waitUntil: 'domcontentloaded' });
-      // The header's user menu (a dropdown under the user name).
-      await page.getByText(SEED.admin.name, { exact: true }).first().click();
-      await Promise.all([
-        page.waitForURL((url) => url.pathname.startsWith('/login'), { timeout: 30_000 }),
-        page.getByText('Log Out', { exact: true }).click(),
-      ]);
-    },
-    expect: [],
-    check: async (_page, calls) => {
-      const logout = calls.find((c) => c.url.startsWith('/oauth/logout'));
-      if (!logout) return 'the console never called /oauth/logout';
-      return logout.status === 200 ? undefined : `GET /oauth/logout answered ${logout.status}`;
-    },
+];
+
+const LOGOUT: Step = {
+  name: 'logout',
+  act: async (page, consoleUrl) => {
+    await page.goto(`${consoleUrl}/clusters/default/overview`, { waitUntil: 'domcontentloaded' });
+    // The header's user menu (a dropdown under the user name).
+    await page.getByText(SEED.admin.name, { exact: true }).first().click();
+    await Promise.all([
+      page.waitForURL((url) => url.pathname.startsWith('/login'), { timeout: 30_000 }),
+      page.getByText('Log Out', { exact: true }).click(),
+    ]);
   },
+  expect: [],
+  check: async (_page, calls) => {
+    const logout = calls.find((c) => c.url.startsWith('/oauth/logout'));
+    if (!logout) return 'the console never called /oauth/logout';
+    return logout.status === 200 ? undefined : `GET /oauth/logout answered ${logout.status}`;
+  },
+};
+
+/**
+ * Every step, in order: issue 18's, then what issues 33 and 34 added (the release the console sees, the
+ * members and roles of every scope, a workspace and a project created and deleted), and logout last.
+ */
+export const STEPS: Step[] = [
+  ...BROWSE_STEPS,
+  ...RELEASE_STEPS,
+  ...MEMBERS_ROLES_STEPS,
+  ...TENANT_WRITE_STEPS,
+  LOGOUT,
 ];
 
 /** Installed in every page: remembers each error toast the console shows, even one that goes away. */
@@ -176,6 +178,10 @@ export async function runStep(
         .waitFor({ state: 'visible', timeout: timeoutMs })
         .catch(() => reasons.push(`"${text}" not on screen`));
     }
+    for (const row of step.rows ?? []) {
+      const missing = await rowOnScreen(page, row, timeoutMs);
+      if (missing) reasons.push(missing);
+    }
     if (step.judgePage !== false) {
       const spinner = await settled(page, timeoutMs);
       if (spinner) reasons.push(spinner);
@@ -190,7 +196,7 @@ export async function runStep(
       if (toasts.length > 0) reasons.push(`error toast: ${toasts.join(' | ').slice(0, 200)}`);
     }
     const stepCalls = calls.slice(first);
-    const extra = await step.check?.(page, stepCalls);
+    const extra = await step.check?.(page, stepCalls, timeoutMs);
     if (extra) reasons.push(extra);
   } catch (err) {
     reasons.push((err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 200));
