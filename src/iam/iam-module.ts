@@ -4,6 +4,8 @@ import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-se
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
 import { userDirectoryRef } from '../tokens/user-directory.ts';
 import { MemberLists } from './member-lists.ts';
+import { memberWritesRoutes } from './member-writes-routes.ts';
+import { RbacMemberWrites } from './member-writes.ts';
 import { memberRolesApi } from './member-roles-api.ts';
 import { memberRolesRoutes } from './member-roles-routes.ts';
 import { MemberRoles } from './member-roles.ts';
@@ -60,6 +62,13 @@ export const iamModule: FeatureModule = {
     });
     const roleLists = new RoleLists({ cache, access, vocabulary, iamGroup: directory.iam.group });
     const members = new MemberLists({ cache, access, users: directory, vocabulary });
+    const memberWrites = new RbacMemberWrites({
+      kubeConfig: ctx.get(kubeConfigRef),
+      reviewer,
+      users: directory,
+      platformName,
+      timeoutMs: 10_000,
+    });
     return {
       edge: {
         protectedRoutes: [
@@ -67,6 +76,7 @@ export const iamModule: FeatureModule = {
           memberRolesRoutes({ platformName, roles }),
           rolesRoutes({ platformName, roles: roleLists }),
           membersRoutes({ platformName, members }),
+          memberWritesRoutes({ platformName, writes: memberWrites }),
         ],
         openApi: [
           usersApi({ platformName }),
