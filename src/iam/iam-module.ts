@@ -6,6 +6,7 @@ import { userDirectoryRef } from '../tokens/user-directory.ts';
 import { MemberLists } from './member-lists.ts';
 import { memberWritesRoutes } from './member-writes-routes.ts';
 import { RbacMemberWrites } from './member-writes.ts';
+import { WorkspaceMemberWrites } from './workspace-member-writes.ts';
 import { memberRolesApi } from './member-roles-api.ts';
 import { memberRolesRoutes } from './member-roles-routes.ts';
 import { MemberRoles } from './member-roles.ts';
@@ -62,13 +63,15 @@ export const iamModule: FeatureModule = {
     });
     const roleLists = new RoleLists({ cache, access, vocabulary, iamGroup: directory.iam.group });
     const members = new MemberLists({ cache, access, users: directory, vocabulary });
-    const memberWrites = new RbacMemberWrites({
+    const writeDeps = {
       kubeConfig: ctx.get(kubeConfigRef),
       reviewer,
       users: directory,
       platformName,
       timeoutMs: 10_000,
-    });
+    };
+    const memberWrites = new RbacMemberWrites(writeDeps);
+    const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
     return {
       edge: {
         protectedRoutes: [
@@ -76,7 +79,7 @@ export const iamModule: FeatureModule = {
           memberRolesRoutes({ platformName, roles }),
           rolesRoutes({ platformName, roles: roleLists }),
           membersRoutes({ platformName, members }),
-          memberWritesRoutes({ platformName, writes: memberWrites }),
+          memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
         ],
         openApi: [
           usersApi({ platformName }),

@@ -3,6 +3,7 @@ import { jsonBody, OBJECT_TYPES, type JsonBody } from '../http/json-body.ts';
 import { identityOf } from '../http/request-context.ts';
 import { iamPrefix } from './iam-paths.ts';
 import { parseMember, parseMembers, type RbacMemberWrites, type RbacPlace } from './member-writes.ts';
+import type { WorkspaceMemberWrites } from './workspace-member-writes.ts';
 
 type Params = Record<string, string>;
 
@@ -12,8 +13,12 @@ export const MAX_MEMBERS_BYTES = 256 * 1024;
 const body = jsonBody({ limitBytes: MAX_MEMBERS_BYTES, accept: OBJECT_TYPES });
 const bodyOf = (res: Response): unknown => (res.locals['json'] as JsonBody).value;
 
-/** Invite (POST a list), change a role (PUT) and remove (DELETE) the members of the cluster and of a project. */
-export function memberWritesRoutes(deps: { platformName: string; writes: RbacMemberWrites }): Router {
+/** Invite (POST a list), change a role (PUT) and remove (DELETE) the members of the cluster, a workspace and a project. */
+export function memberWritesRoutes(deps: {
+  platformName: string;
+  writes: RbacMemberWrites;
+  workspaces: WorkspaceMemberWrites;
+}): Router {
   const router = Router();
   const prefix = iamPrefix(deps.platformName);
   const scopes: { path: string; item: string; place: (p: Params) => RbacPlace }[] = [
@@ -38,5 +43,20 @@ export function memberWritesRoutes(deps: { platformName: string; writes: RbacMem
       res.json({ message: 'success' });
     });
   }
+  const ws = `${prefix}/workspaces/:workspace/workspacemembers`;
+  const workspace = (req: Request<Params>) => req.params['workspace'] ?? '';
+  const member = (req: Request<Params>) => req.params['workspacemember'] ?? '';
+  router.post(ws, body, async (req: Request<Params>, res: Response) => {
+    const members = parseMembers(bodyOf(res));
+    res.json(await deps.workspaces.invite(identityOf(req), workspace(req), members));
+  });
+  router.put(`${ws}/:workspacemember`, body, async (req: Request<Params>, res: Response) => {
+    const changed = parseMember(bodyOf(res));
+    res.json(await deps.workspaces.change(identityOf(req), workspace(req), member(req), changed));
+  });
+  router.delete(`${ws}/:workspacemember`, async (req: Request<Params>, res: Response) => {
+    await deps.workspaces.remove(identityOf(req), workspace(req), member(req));
+    res.json({ message: 'success' });
+  });
   return router;
 }

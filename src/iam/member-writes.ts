@@ -118,7 +118,7 @@ export class RbacMemberWrites {
   async remove(caller: Identity, place: RbacPlace, username: string): Promise<void> {
     await this.#authorize(caller, place, 'delete');
     await this.#namespace(place);
-    const bindings = (await this.#bindings(place)).filter((b) => names(b, username));
+    const bindings = (await this.#bindings(place)).filter((b) => namesUser(b, username));
     if (bindings.length === 0) {
       if (!(await this.#users.get(username))) throw userNotFound(this.#users.iam.group, username);
       throw new ApiError('NotFound', `user "${username}" is not a member of ${describe(place)}`, {
@@ -171,7 +171,7 @@ export class RbacMemberWrites {
       `${this.#workspaceBindings}?labelSelector=${selector}`,
     );
     if (!list) return;
-    const outside = members.filter((m) => !list.items.some((b) => names(b, m.username)));
+    const outside = members.filter((m) => !list.items.some((b) => namesUser(b, m.username)));
     if (outside.length === 0) return;
     const who = outside.map((m) => `"${m.username}"`).join(', ');
     throw new ApiError(
@@ -196,7 +196,7 @@ export class RbacMemberWrites {
     member: Member,
   ): { create: BindingObject | undefined; replaced: BindingObject[] } {
     const kind = place.scope === 'cluster' ? 'ClusterRole' : 'Role';
-    const own = bindings.filter((b) => names(b, member.username));
+    const own = bindings.filter((b) => namesUser(b, member.username));
     const keep = own.find((b) => b.roleRef.kind === kind && b.roleRef.name === member.roleRef);
     const replaced = own.filter((b) => b !== keep);
     if (keep) return { create: undefined, replaced };
@@ -269,7 +269,7 @@ export class RbacMemberWrites {
 }
 
 /** Whether a binding names this user. */
-function names(binding: BindingObject, username: string): boolean {
+export function namesUser(binding: BindingObject, username: string): boolean {
   return (binding.subjects ?? []).some((s) => s.kind === 'User' && s.name === username);
 }
 
@@ -277,14 +277,14 @@ function describe(place: RbacPlace): string {
   return place.scope === 'cluster' ? 'the cluster' : `namespace "${place.namespace}"`;
 }
 
-function invalid(field: string, message: string): ApiError {
+export function invalid(field: string, message: string): ApiError {
   return new ApiError('BadRequest', message, {
     details: { causes: [{ reason: 'FieldValueInvalid', message, field }] },
   });
 }
 
 /** The kube-apiserver's refusal in our terms, its own message after what was being done. */
-function asApiError(err: unknown, doing: string): ApiError {
+export function asApiError(err: unknown, doing: string): ApiError {
   if (err instanceof ApiError) return err;
   if (!(err instanceof KubeRequestError)) {
     return new ApiError('Unavailable', `${doing}: the kube-apiserver could not be reached`, {

@@ -10,6 +10,7 @@ import {
   ApiException,
   AuthorizationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   RbacAuthorizationV1Api,
   type V1PolicyRule,
 } from '@kubernetes/client-node';
@@ -39,6 +40,7 @@ import {
 const cp = await testControlPlane();
 const kc = adminKubeConfig(cp.kubeconfigPath);
 const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+const objects = kc.makeApiClient(CustomObjectsApi);
 const core = kc.makeApiClient(CoreV1Api);
 const sfx = randomBytes(3).toString('hex');
 const PASSWORD = 'Members-Pa55word!';
@@ -100,6 +102,28 @@ for (const profile of profiles) {
     const CLUSTER_VIEW = `${tag}-cluster-view-${sfx}`;
     const CLUSTER_EDIT = `${tag}-cluster-edit-${sfx}`;
     const USER_REF = `iam.${P}.io/user-ref`;
+    const IAM = { group: `iam.${P}.io`, version: 'v1alpha2' };
+    const WS_LABEL = `${P}.io/workspace`;
+    const WS_ROLES = [`${WS}-admin`, `${WS}-viewer`, `${tag}-elsewhere-${sfx}-viewer`];
+    /** The user's WorkspaceRoleBindings, by name → role. */
+    const workspaceBindings = async (user: string) => {
+      const list = (await objects.listClusterCustomObject({
+        ...IAM,
+        plural: 'workspacerolebindings',
+        labelSelector: `${WS_LABEL}=${WS}`,
+      })) as {
+        items: {
+          metadata: { name: string };
+          roleRef: { name: string };
+          subjects?: { kind: string; name: string }[];
+        }[];
+      };
+      return Object.fromEntries(
+        list.items
+          .filter((b) => b.subjects?.some((s) => s.kind === 'User' && s.name === user))
+          .map((b) => [b.metadata.name, b.roleRef.name]),
+      );
+    };
     let server: ServerProcess;
     const tokens = new Map<string, string>();
 
@@ -174,6 +198,8 @@ for (const profile of profiles) {
       for (const name of [CLUSTER_VIEW, CLUSTER_EDIT])
         await rbac.deleteClusterRole({ name }).catch(ignore404);
       await deleteWorkspaces(kc, P, [WS]);
+      for (const name of WS_ROLES)
+        await objects.deleteClusterCustomObject({ ...IAM, plural: 'workspaceroles', name }).catch(ignore404);
       await core.deleteNamespace({ name: NS }).catch(ignore404);
       await deleteUsersAndSessions(kc, USERS, P);
     };
@@ -196,6 +222,17 @@ for (const profile of profiles) {
       await createWorkspaceNamespace(kc, P, WS, NS);
       for (const name of [DAVE, CAROL, OWNER]) await bindWorkspaceMember(kc, P, WS, { kind: 'User', name });
       // The project's roles as the tenant reconciler makes them (it is off here: exactly these roles).
+      for (const name of WS_ROLES)
+        await objects.createClusterCustomObject({
+          ...IAM,
+          plural: 'workspaceroles',
+          body: {
+            apiVersion: `${IAM.group}/${IAM.version}`,
+            kind: 'WorkspaceRole',
+            metadata: { name, labels: { [WS_LABEL]: name.startsWith(WS) ? WS : `${tag}-elsewhere-${sfx}` } },
+            rules: [],
+          },
+        });
       for (const [name, rules] of [
         ['viewer', VIEW_PODS],
         ['operator', ALL_PODS],
@@ -411,6 +448,76 @@ for (const profile of profiles) {
       assert.deepEqual(await clusterBindings(DAVE), {});
       assert.equal(await allowed(DAVE, 'list', 'pods'), false);
       assert.equal(await podsAs(DAVE), 403);
+    });
+    test('workspace members: WorkspaceRoleBindings, by RBAC or by the workspace’s admin; removal ends project access', async () => {
+      const path = `workspaces/${WS}/workspacemembers`;
+      // Eve, outside the workspace, is invited as its viewer, and can then join its project.
+      const res = await call(ADMIN, 'POST', path, [{ username: EVE, roleRef: `${WS}-viewer` }]);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.json(), [{ username: EVE, roleRef: `${WS}-viewer` }]);
+      const binding = (await objects.getClusterCustomObject({
+        ...IAM,
+        plural: 'workspacerolebindings',
+        name: `${EVE}-${WS}-viewer`,
+      })) as { metadata: { labels: Record<string, string> }; roleRef: unknown; subjects: unknown };
+      assert.equal(binding.metadata.labels[USER_REF], EVE);
+      assert.equal(binding.metadata.labels[WS_LABEL], WS);
+      assert.deepEqual(binding.roleRef, { apiGroup: IAM.group, kind: 'WorkspaceRole', name: `${WS}-viewer` });
+      assert.deepEqual(binding.subjects, [{ kind: 'User', apiGroup: RBAC_GROUP, name: EVE }]);
+      const joined = await call(ADMIN, 'POST', `namespaces/${NS}/members`, [
+        { username: EVE, roleRef: 'viewer' },
+      ]);
+      assert.equal(joined.status, 200, joined.text);
+      assert.equal(await allowed(EVE, 'list', 'pods', NS), true);
+
+      // Made the workspace's admin, Eve (no RBAC on WorkspaceRoleBindings) manages its members.
+      const promoted = await call(ADMIN, 'PUT', `${path}/${EVE}`, { username: EVE, roleRef: `${WS}-admin` });
+      assert.equal(promoted.status, 200, promoted.text);
+      assert.deepEqual(await workspaceBindings(EVE), { [`${EVE}-${WS}-admin`]: `${WS}-admin` });
+      const byAdmin = await call(EVE, 'PUT', `${path}/${CAROL}`, { username: CAROL, roleRef: `${WS}-admin` });
+      assert.equal(byAdmin.status, 200, byAdmin.text);
+      assert.deepEqual(await workspaceBindings(CAROL), { [`${CAROL}-${WS}-admin`]: `${WS}-admin` });
+      // A viewer of the workspace without RBAC may not.
+      await fails(
+        call(OWNER, 'POST', path, [{ username: DAVE, roleRef: `${WS}-admin` }]),
+        403,
+        /workspacerolebindings/,
+      );
+      await fails(call(OWNER, 'DELETE', `${path}/${CAROL}`), 403, /workspacerolebindings/);
+
+      // Unknown names are 404 naming them; a role of another workspace is unknown here.
+      await fails(
+        call(ADMIN, 'POST', path, [{ username: DAVE, roleRef: `${tag}-elsewhere-${sfx}-viewer` }]),
+        404,
+        new RegExp(`workspaceroles.iam.${P}.io "${tag}-elsewhere-${sfx}-viewer" not found`),
+      );
+      await fails(
+        call(ADMIN, 'POST', path, [{ username: `nobody-${sfx}`, roleRef: `${WS}-viewer` }]),
+        404,
+        new RegExp(`users.iam.${P}.io "nobody-${sfx}" not found`),
+      );
+      await fails(
+        call(ADMIN, 'POST', `workspaces/nows-${sfx}/workspacemembers`, [
+          { username: DAVE, roleRef: `${WS}-viewer` },
+        ]),
+        404,
+        new RegExp(`workspacetemplates.tenant.${P}.io "nows-${sfx}" not found`),
+      );
+      await fails(call(ADMIN, 'POST', path, { username: DAVE }), 400, /must be a JSON list/);
+
+      // Removed from the workspace, Eve loses her project binding too: her access there ends.
+      const removed = await call(CAROL, 'DELETE', `${path}/${EVE}`);
+      assert.equal(removed.status, 200, removed.text);
+      assert.deepEqual(await workspaceBindings(EVE), {});
+      assert.deepEqual(await projectBindings(EVE), {});
+      assert.equal(await allowed(EVE, 'list', 'pods', NS), false);
+      await fails(
+        call(ADMIN, 'DELETE', `${path}/${EVE}`),
+        404,
+        new RegExp(`is not a member of workspace "${WS}"`),
+      );
+      // Carol's project binding is untouched.
+      assert.deepEqual(await projectBindings(CAROL), { [`${CAROL}-viewer`]: 'viewer' });
     });
   });
 }

@@ -191,7 +191,7 @@ describe('OpenAPI document of the real server', () => {
     assert.equal(JSON.parse(irisMembers).items[0].metadata.annotations['iam.acme.io/clusterrole'], IRIS_ROLE);
     assert.equal((await openapi.fetch(`${iam}/clusterroles`, bearer)).res.status, 403);
     assert.equal((await openapi.fetch(`${iam}/namespaces/default/members`, bearer)).res.status, 403);
-    // Member writes at cluster and project scope, as Oscar (no RBAC on bindings): refused before anything is read.
+    // Member writes at every scope, as Oscar (no RBAC on bindings): refused before anything is read.
     const member = (method: string, body: unknown): RequestInit => ({
       method,
       headers: { ...bearer.headers, 'Content-Type': 'application/json' },
@@ -205,6 +205,9 @@ describe('OpenAPI document of the real server', () => {
       ['namespaces/default/members', member('POST', [oscarMember])],
       [`namespaces/default/members/${OSCAR.name}`, member('PUT', oscarMember)],
       [`namespaces/default/members/${OSCAR.name}`, { ...bearer, method: 'DELETE' }],
+      ['workspaces/openapi-ws/workspacemembers', member('POST', [oscarMember])],
+      [`workspaces/openapi-ws/workspacemembers/${OSCAR.name}`, member('PUT', oscarMember)],
+      [`workspaces/openapi-ws/workspacemembers/${OSCAR.name}`, { ...bearer, method: 'DELETE' }],
     ] as [string, RequestInit][]) {
       const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
       assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
