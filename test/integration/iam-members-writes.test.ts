@@ -452,6 +452,7 @@ for (const profile of profiles) {
     test('workspace members: WorkspaceRoleBindings, by RBAC or by the workspace’s admin; removal ends project access', async () => {
       const path = `workspaces/${WS}/workspacemembers`;
       // Eve, outside the workspace, is invited as its viewer, and can then join its project.
+      assert.equal((await call(EVE, 'GET', path)).status, 403);
       const res = await call(ADMIN, 'POST', path, [{ username: EVE, roleRef: `${WS}-viewer` }]);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.json(), [{ username: EVE, roleRef: `${WS}-viewer` }]);
@@ -464,6 +465,10 @@ for (const profile of profiles) {
       assert.equal(binding.metadata.labels[WS_LABEL], WS);
       assert.deepEqual(binding.roleRef, { apiGroup: IAM.group, kind: 'WorkspaceRole', name: `${WS}-viewer` });
       assert.deepEqual(binding.subjects, [{ kind: 'User', apiGroup: RBAC_GROUP, name: EVE }]);
+      // In force: Eve now sees the workspace (its members, through the server) as its member.
+      await waitFor('Eve sees the workspace', async () =>
+        (await call(EVE, 'GET', path)).status === 200 ? true : undefined,
+      );
       const joined = await call(ADMIN, 'POST', `namespaces/${NS}/members`, [
         { username: EVE, roleRef: 'viewer' },
       ]);
@@ -511,6 +516,10 @@ for (const profile of profiles) {
       assert.deepEqual(await workspaceBindings(EVE), {});
       assert.deepEqual(await projectBindings(EVE), {});
       assert.equal(await allowed(EVE, 'list', 'pods', NS), false);
+      assert.equal(await podsAs(EVE), 403);
+      await waitFor('Eve no longer sees the workspace', async () =>
+        (await call(EVE, 'GET', path)).status === 403 ? true : undefined,
+      );
       await fails(
         call(ADMIN, 'DELETE', `${path}/${EVE}`),
         404,
