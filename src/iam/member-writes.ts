@@ -6,7 +6,7 @@ import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import type { UserDirectory } from '../tokens/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
-import type { BindingObject } from './role-objects.ts';
+import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';
 
 /** One member of an invite or a role change, as the original's console sends it. */
@@ -17,6 +17,11 @@ export interface Member {
 
 /** A scope whose members are Kubernetes RBAC bindings: the cluster, or one namespace (project). */
 export type RbacPlace = { scope: 'cluster' } | { scope: 'namespace'; namespace: string };
+
+/** What is read of a Namespace: its labels. */
+interface NamespaceObject {
+  metadata: RoleObject['metadata'];
+}
 
 const RBAC = 'rbac.authorization.k8s.io';
 const RBAC_V1 = `/apis/${RBAC}/v1`;
@@ -142,9 +147,11 @@ export class RbacMemberWrites {
   }
 
   /** The project's Namespace (404 when there is none); nothing at cluster scope. */
-  async #namespace(place: RbacPlace): Promise<BindingObject | undefined> {
+  async #namespace(place: RbacPlace): Promise<NamespaceObject | undefined> {
     if (place.scope === 'cluster') return undefined;
-    const found = await this.#get<BindingObject>(`/api/v1/namespaces/${encodeURIComponent(place.namespace)}`);
+    const found = await this.#get<NamespaceObject>(
+      `/api/v1/namespaces/${encodeURIComponent(place.namespace)}`,
+    );
     if (!found) throw notFound('', 'namespaces', place.namespace);
     return found;
   }
@@ -163,7 +170,7 @@ export class RbacMemberWrites {
    * labelled with the workspace), as the original's console offers them. Where WorkspaceRoleBindings
    * are not installed there are no workspace members to require.
    */
-  async #inWorkspace(namespace: BindingObject | undefined, members: readonly Member[]): Promise<void> {
+  async #inWorkspace(namespace: NamespaceObject | undefined, members: readonly Member[]): Promise<void> {
     const workspace = namespace?.metadata.labels?.[this.#workspaceLabel];
     if (!workspace) return;
     const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);

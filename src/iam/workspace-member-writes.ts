@@ -6,7 +6,7 @@ import type { Identity } from '../kernel/identity.ts';
 import type { UserDirectory } from '../tokens/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
 import { asApiError, invalid, namesUser, type Member } from './member-writes.ts';
-import type { BindingObject } from './role-objects.ts';
+import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';
 
 const RBAC = 'rbac.authorization.k8s.io';
@@ -112,8 +112,11 @@ export class WorkspaceMemberWrites {
     try {
       const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);
       const projects =
-        (await this.#get<{ items: BindingObject[] }>(`/api/v1/namespaces?labelSelector=${selector}`))
-          ?.items ?? [];
+        (
+          await this.#get<{ items: { metadata: { name: string } }[] }>(
+            `/api/v1/namespaces?labelSelector=${selector}`,
+          )
+        )?.items ?? [];
       for (const project of projects) {
         const path = `/apis/${RBAC}/v1/namespaces/${encodeURIComponent(project.metadata.name)}/rolebindings`;
         const own = ((await this.#get<{ items: BindingObject[] }>(path))?.items ?? []).filter((b) =>
@@ -163,7 +166,7 @@ export class WorkspaceMemberWrites {
 
   /** A WorkspaceRole of that workspace (one labelled with another is unknown here, as in the original). */
   async #roleExists(workspace: string, role: string): Promise<void> {
-    const found = await this.#get<BindingObject>(
+    const found = await this.#get<RoleObject>(
       `/apis/${this.#iamGroup}/v1alpha2/workspaceroles/${encodeURIComponent(role)}`,
     );
     if (found?.metadata.labels?.[this.#workspaceLabel] !== workspace)
