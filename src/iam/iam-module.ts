@@ -4,6 +4,9 @@ import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-se
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
 import { userDirectoryRef } from '../tokens/user-directory.ts';
 import { MemberLists } from './member-lists.ts';
+import { memberWritesRoutes } from './member-writes-routes.ts';
+import { RbacMemberWrites } from './member-writes.ts';
+import { WorkspaceMemberWrites } from './workspace-member-writes.ts';
 import { memberRolesApi } from './member-roles-api.ts';
 import { memberRolesRoutes } from './member-roles-routes.ts';
 import { MemberRoles } from './member-roles.ts';
@@ -60,6 +63,15 @@ export const iamModule: FeatureModule = {
     });
     const roleLists = new RoleLists({ cache, access, vocabulary, iamGroup: directory.iam.group });
     const members = new MemberLists({ cache, access, users: directory, vocabulary });
+    const writeDeps = {
+      kubeConfig: ctx.get(kubeConfigRef),
+      reviewer,
+      users: directory,
+      platformName,
+      timeoutMs: 10_000,
+    };
+    const memberWrites = new RbacMemberWrites(writeDeps);
+    const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
     return {
       edge: {
         protectedRoutes: [
@@ -67,6 +79,7 @@ export const iamModule: FeatureModule = {
           memberRolesRoutes({ platformName, roles }),
           rolesRoutes({ platformName, roles: roleLists }),
           membersRoutes({ platformName, members }),
+          memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
         ],
         openApi: [
           usersApi({ platformName }),

@@ -7,9 +7,11 @@ import {
   type ApiDescription,
   type Operation,
   type Parameter,
+  type PathItem,
 } from '../http/openapi-components.ts';
 import { metadataListParameters } from '../list-query/list-query-api.ts';
 import { iamPrefix } from './iam-paths.ts';
+import { memberWriteOperations } from './member-writes-api.ts';
 
 const noStore = { 'Cache-Control': { schema: { const: 'no-store' } } };
 const path = (name: string): Parameter => ({ name, in: 'path', required: true, schema: { type: 'string' } });
@@ -104,29 +106,33 @@ function getOperation(operationId: string, scope: ScopeText, parameters: Paramet
   };
 }
 
-/** The members of the cluster, of a workspace and of a namespace. */
+/** The members of the cluster, of a workspace and of a namespace; the writes of member-writes-api.ts. */
 export function membersApi(ctx: { platformName: string }): ApiDescription {
   const prefix = iamPrefix(ctx.platformName);
   const ws = [path('workspace')];
   const ns = [path('namespace')];
+  const writes = memberWriteOperations(ctx.platformName);
+  const withWrites = (p: string, item: PathItem): PathItem => ({ ...item, ...writes[p] });
   return {
-    paths: {
-      [`${prefix}/clustermembers`]: { get: listOperation('listClusterMembers', SCOPES.cluster, []) },
-      [`${prefix}/clustermembers/{clustermember}`]: {
-        get: getOperation('getClusterMember', SCOPES.cluster, [path('clustermember')]),
-      },
-      [`${prefix}/workspaces/{workspace}/workspacemembers`]: {
-        get: listOperation('listWorkspaceMembers', SCOPES.workspace, ws),
-      },
-      [`${prefix}/workspaces/{workspace}/workspacemembers/{workspacemember}`]: {
-        get: getOperation('getWorkspaceMember', SCOPES.workspace, [...ws, path('workspacemember')]),
-      },
-      [`${prefix}/namespaces/{namespace}/members`]: {
-        get: listOperation('listNamespaceMembers', SCOPES.namespace, ns),
-      },
-      [`${prefix}/namespaces/{namespace}/members/{member}`]: {
-        get: getOperation('getNamespaceMember', SCOPES.namespace, [...ns, path('member')]),
-      },
-    },
+    paths: Object.fromEntries(
+      Object.entries({
+        [`${prefix}/clustermembers`]: { get: listOperation('listClusterMembers', SCOPES.cluster, []) },
+        [`${prefix}/clustermembers/{clustermember}`]: {
+          get: getOperation('getClusterMember', SCOPES.cluster, [path('clustermember')]),
+        },
+        [`${prefix}/workspaces/{workspace}/workspacemembers`]: {
+          get: listOperation('listWorkspaceMembers', SCOPES.workspace, ws),
+        },
+        [`${prefix}/workspaces/{workspace}/workspacemembers/{workspacemember}`]: {
+          get: getOperation('getWorkspaceMember', SCOPES.workspace, [...ws, path('workspacemember')]),
+        },
+        [`${prefix}/namespaces/{namespace}/members`]: {
+          get: listOperation('listNamespaceMembers', SCOPES.namespace, ns),
+        },
+        [`${prefix}/namespaces/{namespace}/members/{member}`]: {
+          get: getOperation('getNamespaceMember', SCOPES.namespace, [...ns, path('member')]),
+        },
+      }).map(([p, item]) => [p, withWrites(p, item)]),
+    ),
   };
 }

@@ -645,7 +645,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['roles'],
         verbs: ['create', 'update', 'escalate'],
       },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create', 'delete'] },
       {
         apiGroups: ['rbac.authorization.k8s.io'],
         resources: ['roles'],
@@ -816,6 +816,8 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'roles', 'rbac.authorization.k8s.io', namespace],
       ['escalate', 'roles', 'rbac.authorization.k8s.io', namespace],
       ['create', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
+      // The IAM API: a member removed from a workspace loses their bindings in its projects.
+      ['delete', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
       // Leader election, in the release's namespace.
       ['create', 'leases', 'coordination.k8s.io', namespace],
     ];

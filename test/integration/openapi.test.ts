@@ -191,6 +191,27 @@ describe('OpenAPI document of the real server', () => {
     assert.equal(JSON.parse(irisMembers).items[0].metadata.annotations['iam.acme.io/clusterrole'], IRIS_ROLE);
     assert.equal((await openapi.fetch(`${iam}/clusterroles`, bearer)).res.status, 403);
     assert.equal((await openapi.fetch(`${iam}/namespaces/default/members`, bearer)).res.status, 403);
+    // Member writes at every scope, as Oscar (no RBAC on bindings): refused before anything is read.
+    const member = (method: string, body: unknown): RequestInit => ({
+      method,
+      headers: { ...bearer.headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const oscarMember = { username: OSCAR.name, roleRef: 'view' };
+    for (const [path, init] of [
+      ['clustermembers', member('POST', [oscarMember])],
+      [`clustermembers/${OSCAR.name}`, member('PUT', oscarMember)],
+      [`clustermembers/${OSCAR.name}`, { ...bearer, method: 'DELETE' }],
+      ['namespaces/default/members', member('POST', [oscarMember])],
+      [`namespaces/default/members/${OSCAR.name}`, member('PUT', oscarMember)],
+      [`namespaces/default/members/${OSCAR.name}`, { ...bearer, method: 'DELETE' }],
+      ['workspaces/openapi-ws/workspacemembers', member('POST', [oscarMember])],
+      [`workspaces/openapi-ws/workspacemembers/${OSCAR.name}`, member('PUT', oscarMember)],
+      [`workspaces/openapi-ws/workspacemembers/${OSCAR.name}`, { ...bearer, method: 'DELETE' }],
+    ] as [string, RequestInit][]) {
+      const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
+      assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
+    }
     // /kapis/version: anonymous as in the original (its console asks before login), and with a token.
     const kubeVersion = await kubeRequest<Record<string, unknown>>(kc, '/version', { timeoutMs: 10_000 });
     for (const init of [{}, bearer]) {
