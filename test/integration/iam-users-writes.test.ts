@@ -4,7 +4,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  Watch,
+} from '@kubernetes/client-node';
 import bcrypt from 'bcrypt';
 import { waitFor } from '../cluster/wait-for.ts';
 import {
@@ -52,6 +58,49 @@ interface Answer {
   body: Record<string, unknown> & { message?: string; code?: number; kind?: string };
 }
 
+/** A watch of namespaces through the server's Kubernetes API proxy; resolves `ended` when it ends. */
+async function proxiedWatch(url: string, token: string): Promise<{ ended: Promise<void>; abort(): void }> {
+  const controller = new AbortController();
+  let res: Response | undefined;
+  // The user's RBAC binding was just made: the kube-apiserver may take a moment to apply it.
+  await waitFor('the proxied watch opens', async () => {
+    const attempt = await fetch(`${url}/api/v1/namespaces?watch=true`, {
+      headers: { Authorization: `Bearer ${token}` },
+      signal: controller.signal,
+    });
+    if (attempt.status === 200) res = attempt;
+    else await attempt.body?.cancel();
+    return res ? true : undefined;
+  });
+  let received = '';
+  const ended = (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res!.body as AsyncIterable<Uint8Array>)
+        received += decoder.decode(chunk, { stream: true });
+    } catch {
+      /* cut: also an end */
+    }
+  })();
+  await waitFor('the watch delivers', () => (received.includes('"ADDED"') ? true : undefined));
+  return { ended, abort: () => controller.abort() };
+}
+
+/** Fails unless `promise` settles within `ms`. */
+async function within(what: string, promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+/** The issue's bound for a stream to end with its session, plus the watch's delivery. */
+const STREAM_END_MS = 2000;
+
 function profile(options: { platform: string; original: boolean }) {
   const P = options.platform;
   const IAM = { group: `iam.${P}.io`, version: 'v1alpha2' };
@@ -62,6 +111,7 @@ function profile(options: { platform: string; original: boolean }) {
   const PLAIN = `${prefix}-plain`; // no binding anywhere
   const NEW = `${prefix}-new`; // created through the API
   const NS = `${prefix}-ns`;
+  const WATCHER = `${prefix}-namespace-watcher`;
   let server: ServerProcess;
   const tokens = new Map<string, string>();
 
@@ -151,6 +201,7 @@ function profile(options: { platform: string; original: boolean }) {
       }
     }
     for (const name of [ADMIN, `${NEW}-crb`]) await rbac.deleteClusterRoleBinding({ name }).catch(ignore404);
+    await rbac.deleteClusterRole({ name: WATCHER }).catch(ignore404);
     await core.deleteNamespace({ name: NS }).catch(ignore404);
     await deleteUsersAndSessions(kc, [ADMIN, PLAIN, NEW, `${NEW}-2`], P);
   };
@@ -187,6 +238,21 @@ function profile(options: { platform: string; original: boolean }) {
       );
     }
     await core.createNamespace({ body: { metadata: { name: NS } } });
+    // The new user may watch namespaces through the proxy (a binding made before the user, labelled as
+    // the original labels a user's bindings: it goes when the user is deleted).
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: WATCHER },
+        rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: `${NEW}-crb`, labels: { [USER_REF]: NEW } },
+        roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: WATCHER },
+        subjects: [{ kind: 'User', apiGroup: RBAC_GROUP, name: NEW }],
+      },
+    });
     server = await startReadyServer([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       `--platformName=${P}`,
@@ -197,6 +263,14 @@ function profile(options: { platform: string; original: boolean }) {
   after(cleanup);
 
   test('create: the password stored only as a bcrypt hash, never answered; the new user logs in', async () => {
+    // Every version of the new User the kube-apiserver ever holds, from before the create on.
+    const seen: string[] = [];
+    const watch = await new Watch(kc).watch(
+      `/apis/${IAM.group}/${IAM.version}/users`,
+      { fieldSelector: `metadata.name=${NEW}` },
+      (_type, object) => seen.push(JSON.stringify(object)),
+      () => undefined,
+    );
     const role = options.original ? { [GLOBAL_ROLE]: 'platform-regular' } : {};
     const created = await as(ADMIN, 'POST', 'users', newUser(NEW, { description: 'made here' }, role));
     assert.equal(created.status, 200, created.text);
@@ -209,6 +283,12 @@ function profile(options: { platform: string; original: boolean }) {
     assert.equal(body.metadata.annotations?.[GLOBAL_ROLE], options.original ? 'platform-regular' : undefined);
 
     const user = await stored(NEW);
+    await waitFor('the watch sees the User', () => (seen.length > 0 ? true : undefined));
+    watch.abort();
+    for (const version of seen) {
+      assert.doesNotMatch(version, new RegExp(PASSWORD));
+      assert.match(version, /"password":"\$2[aby]\$\d\d\$/);
+    }
     const hash = String(user.spec['password']);
     assert.match(hash, /^\$2[aby]\$\d\d\$/);
     assert.equal(await bcrypt.compare(PASSWORD, hash), true);
@@ -390,14 +470,16 @@ function profile(options: { platform: string; original: boolean }) {
       /^password: must be 8 to 64 characters/,
     );
     refused(await as(PLAIN, 'PUT', `users/${NEW}/password`, { password: next }), 403, /users\/password/);
+    const stream = await proxiedWatch(server.url, second);
     const changed = await call(first, 'PUT', `users/${NEW}/password`, {
       currentPassword: PASSWORD,
       password: next,
     });
     assert.equal(changed.status, 200, changed.text);
     assert.deepEqual(changed.body, { message: 'success' });
-    // The other session is over; the caller's own goes on.
+    // The other session is over, its proxied watch too; the caller's own goes on.
     assert.equal((await call(second, 'GET', `users/${NEW}`)).status, 401);
+    await within('the other session’s proxied watch ends', stream.ended, STREAM_END_MS);
     assert.equal((await call(first, 'GET', `users/${NEW}`)).status, 200);
     assert.equal((await login(NEW, PASSWORD)).status, 400);
     assert.equal((await login(NEW, next)).status, 200);
@@ -422,18 +504,13 @@ function profile(options: { platform: string; original: boolean }) {
         subjects: [{ kind: 'User', apiGroup: RBAC_GROUP, name: NEW }],
       },
     });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: `${NEW}-crb`, labels },
-        roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'view' },
-        subjects: [{ kind: 'User', apiGroup: RBAC_GROUP, name: NEW }],
-      },
-    });
     refused(await as(PLAIN, 'DELETE', `users/${NEW}`), 403, /./);
+    const stream = await proxiedWatch(server.url, token);
     const deleted = await as(ADMIN, 'DELETE', `users/${NEW}`);
     assert.equal(deleted.status, 200, deleted.text);
     assert.deepEqual(deleted.body, { message: 'success' });
     assert.equal((await call(token, 'GET', `users/${NEW}`)).status, 401);
+    await within('the deleted user’s proxied watch ends', stream.ended, STREAM_END_MS);
     assert.deepEqual(await listSessions(kc, NEW, P), []);
     await assert.rejects(stored(NEW), (err) => err instanceof ApiException && err.code === 404);
     const selector = { labelSelector: `${USER_REF}=${NEW}` };
