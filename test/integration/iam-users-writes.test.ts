@@ -520,6 +520,13 @@ function profile(options: { platform: string; original: boolean }) {
     refused(await as(ADMIN, 'DELETE', `users/${NEW}`), 404, /not found/);
     assert.equal((await login(NEW)).status, 400);
   });
+
+  test('no password and no hash in the server’s logs', () => {
+    const output = server.output().join('\n');
+    for (const secret of [PASSWORD, 'Next-Pa55word', 'Wrong-Pa55word', 'Ignored-Pa55word'])
+      assert.equal(output.includes(secret), false, secret);
+    assert.doesNotMatch(output, /\$2[aby]\$\d\d\$/);
+  });
 }
 
 describe("the original's role model installed (seed CRDs under this file's platform name)", () => {
