@@ -2,6 +2,7 @@ import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
+import { userAccountsRef } from '../tokens/user-accounts.ts';
 import { userDirectoryRef } from '../tokens/user-directory.ts';
 import { MemberLists } from './member-lists.ts';
 import { memberWritesRoutes } from './member-writes-routes.ts';
@@ -18,6 +19,8 @@ import { roleVocabulary } from './role-objects.ts';
 import { rolesApi } from './roles-api.ts';
 import { rolesRoutes } from './roles-routes.ts';
 import { ScopeAccess } from './scope-access.ts';
+import { UserBindings } from './user-bindings.ts';
+import { UserWrites } from './user-writes.ts';
 import { usersApi } from './users-api.ts';
 import { usersRoutes } from './users-routes.ts';
 import { UsersService } from './users-service.ts';
@@ -36,6 +39,7 @@ export const iamModule: FeatureModule = {
     cacheMetricsRef,
     accessReviewerRef,
     userDirectoryRef,
+    userAccountsRef,
     workspaceAccessRef,
   ],
   register(ctx) {
@@ -54,6 +58,15 @@ export const iamModule: FeatureModule = {
     });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
+    const writes = new UserWrites({
+      accounts: ctx.get(userAccountsRef),
+      users: directory,
+      roles,
+      cache,
+      bindings: new UserBindings({ kubeConfig: ctx.get(kubeConfigRef), iamGroup: directory.iam.group }),
+      reviewer,
+      vocabulary,
+    });
     const access = new ScopeAccess({
       reviewer,
       workspaces: ctx.get(workspaceAccessRef),
@@ -75,7 +88,7 @@ export const iamModule: FeatureModule = {
     return {
       edge: {
         protectedRoutes: [
-          usersRoutes({ platformName, users }),
+          usersRoutes({ platformName, users, writes }),
           memberRolesRoutes({ platformName, roles }),
           rolesRoutes({ platformName, roles: roleLists }),
           membersRoutes({ platformName, members }),

@@ -39,7 +39,30 @@ const listParameters: Parameter[] = [
   text('globalrole', 'Users whose global role (the `iam.<platform>.io/globalrole` annotation) is this.'),
 ];
 
-/** The users API: one user, and the user list in the v1alpha3 envelope. */
+const userParameter: Parameter = { name: 'user', in: 'path', required: true, schema: { type: 'string' } };
+const userBody = (schema: string) => ({
+  required: true,
+  content: { 'application/json': { schema: schemaRef(schema) } },
+});
+const success = jsonResponse('Done, as the original answers.', {
+  type: 'object',
+  required: ['message'],
+  properties: { message: { const: 'success' } },
+});
+/** The errors every user write may answer. */
+const writeErrors = (forbidden: string) => ({
+  '400': statusResponse(
+    'Not a valid body: malformed JSON, another kind or apiVersion, a name that is not a DNS-1123 subdomain of at most 63 characters, an invalid e-mail address, a password outside the policy; the message names the field.',
+  ),
+  '401': statusResponse('No or invalid bearer token.'),
+  '403': statusResponse(forbidden),
+  '413': statusResponse('The body is larger than 64 KiB.'),
+  '415': statusResponse('Another media type than `application/json`.'),
+  '503': statusResponse('The role caches are starting, or authorization cannot be checked.'),
+  default: DEFAULT_STATUS_RESPONSE,
+});
+
+/** The users API: one user, the user list in the v1alpha3 envelope, and the user writes. */
 export function usersApi(ctx: { platformName: string }): ApiDescription {
   const prefix = iamPrefix(ctx.platformName);
   return {
@@ -74,6 +97,48 @@ export function usersApi(ctx: { platformName: string }): ApiDescription {
         },
       },
       UserList: listEnvelope('User'),
+      UserCreate: {
+        type: 'object',
+        description:
+          'A User to create: `metadata.name` (a DNS-1123 subdomain of at most 63 characters), `spec.email` and `spec.password` required (8 to 64 characters, at most 72 bytes, with a lower-case letter, an upper-case letter and a digit; hashed with bcrypt before anything is stored). `metadata.annotations["iam.<platform>.io/globalrole"]` binds that platform role. No `spec.groups`.',
+        required: ['metadata', 'spec'],
+        properties: {
+          apiVersion: { type: 'string' },
+          kind: { const: 'User' },
+          metadata: { type: 'object', required: ['name'] },
+          spec: {
+            type: 'object',
+            required: ['email', 'password'],
+            properties: {
+              email: { type: 'string', maxLength: 254 },
+              password: { type: 'string', minLength: 8, maxLength: 64, writeOnly: true },
+              lang: { type: 'string', maxLength: 32 },
+              description: { type: 'string', maxLength: 1024 },
+              displayName: { type: 'string', maxLength: 256 },
+            },
+          },
+        },
+      },
+      UserUpdate: {
+        type: 'object',
+        description:
+          'The whole User as read, changed: email, lang, description, display name, labels and annotations (`iam.<platform>.io/globalrole` changes the platform role). `spec.password` is ignored and `spec.groups` cannot change; `metadata.resourceVersion`, when sent, must be current.',
+        required: ['metadata', 'spec'],
+        properties: {
+          apiVersion: { type: 'string' },
+          kind: { const: 'User' },
+          metadata: { type: 'object', required: ['name'] },
+          spec: { type: 'object', required: ['email'] },
+        },
+      },
+      PasswordReset: {
+        type: 'object',
+        required: ['password'],
+        properties: {
+          currentPassword: { type: 'string', writeOnly: true },
+          password: { type: 'string', minLength: 8, maxLength: 64, writeOnly: true },
+        },
+      },
     },
     paths: {
       [`${prefix}/users`]: {
@@ -94,6 +159,39 @@ export function usersApi(ctx: { platformName: string }): ApiDescription {
             default: DEFAULT_STATUS_RESPONSE,
           },
         },
+        post: {
+          operationId: 'createUser',
+          tags: ['iam'],
+          summary: 'Create a user: Kubernetes RBAC `create` on `users` of the IAM group',
+          description:
+            'Binding a platform role also needs RBAC `create` on `globalrolebindings`; where the original’s GlobalRoles are not installed, a role annotation is refused (400).',
+          security: BEARER,
+          requestBody: userBody('UserCreate'),
+          responses: {
+            '200': jsonResponse('The user as stored, without its password.', schemaRef('User'), noStore),
+            ...writeErrors('No RBAC `create` on `users` (or on `globalrolebindings`, to bind a role).'),
+            '404': statusResponse('The platform role named does not exist.'),
+            '409': statusResponse('A user of that name exists.'),
+          },
+        },
+      },
+      [`${prefix}/users/{user}/password`]: {
+        put: {
+          operationId: 'modifyPassword',
+          tags: ['iam'],
+          summary:
+            'Change a password: one’s own with `currentPassword`, anyone’s with RBAC `update` on `users/password` or `users`',
+          description:
+            'Every other session of the user ends (the caller’s own session stays when it is theirs).',
+          security: BEARER,
+          parameters: [userParameter],
+          requestBody: userBody('PasswordReset'),
+          responses: {
+            '200': success,
+            ...writeErrors('Another user’s password without RBAC `update` on `users/password` or `users`.'),
+            '404': statusResponse('No such user.'),
+          },
+        },
       },
       [`${prefix}/users/{user}`]: {
         get: {
@@ -101,7 +199,7 @@ export function usersApi(ctx: { platformName: string }): ApiDescription {
           tags: ['iam'],
           summary: 'One user: oneself, or Kubernetes RBAC `get` on that user',
           security: BEARER,
-          parameters: [{ name: 'user', in: 'path', required: true, schema: { type: 'string' } }],
+          parameters: [userParameter],
           responses: {
             '200': jsonResponse('The user.', schemaRef('User'), noStore),
             '401': statusResponse('No or invalid bearer token.'),
@@ -109,6 +207,40 @@ export function usersApi(ctx: { platformName: string }): ApiDescription {
             '404': statusResponse('No such user.'),
             '503': statusResponse('The role caches are starting, or authorization cannot be checked.'),
             default: DEFAULT_STATUS_RESPONSE,
+          },
+        },
+        put: {
+          operationId: 'updateUser',
+          tags: ['iam'],
+          summary: 'Update a user: oneself, or Kubernetes RBAC `update` on that user',
+          description:
+            'Changing the platform role needs RBAC `update` on `users` (also for oneself) and `create` on `globalrolebindings`.',
+          security: BEARER,
+          parameters: [userParameter],
+          requestBody: userBody('UserUpdate'),
+          responses: {
+            '200': jsonResponse('The user as stored, without its password.', schemaRef('User'), noStore),
+            ...writeErrors('Another user (or a role change) without RBAC `update` on `users`.'),
+            '404': statusResponse('No such user, or no such platform role.'),
+            '409': statusResponse(
+              'A stale `metadata.resourceVersion`, or the change would demote the last platform administrator.',
+            ),
+          },
+        },
+        delete: {
+          operationId: 'deleteUser',
+          tags: ['iam'],
+          summary: 'Delete a user: Kubernetes RBAC `delete` on that user',
+          description:
+            'Its sessions end at once (and the proxy’s open streams with them), and every role binding labelled `iam.<platform>.io/user-ref` with its name goes.',
+          security: BEARER,
+          parameters: [userParameter],
+          requestBody: { required: false, content: { 'application/json': { schema: { type: 'object' } } } },
+          responses: {
+            '200': success,
+            ...writeErrors('No RBAC `delete` on `users`.'),
+            '404': statusResponse('No such user.'),
+            '409': statusResponse('The user is the last platform administrator.'),
           },
         },
       },

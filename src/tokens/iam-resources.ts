@@ -22,6 +22,8 @@ export interface UserObject extends KubernetesObject {
     /** Kubernetes groups, sent to the kube-apiserver when impersonating the user. */
     groups?: string[];
     displayName?: string;
+    lang?: string;
+    description?: string;
   };
   status?: UserStatus;
 }

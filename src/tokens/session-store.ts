@@ -213,6 +213,21 @@ export class SessionStore {
     return found;
   }
 
+  /**
+   * The user's sessions as the apiserver has them now (a linearizable list by the user label), with
+   * those this replica's cache knows: a session opened a moment ago on any replica is included.
+   */
+  async currentSessionsOf(username: string): Promise<SessionObject[]> {
+    const listed = await this.#api.list<SessionObject>(
+      'sessions',
+      `${userLabelKey(this.#api.iam)}=${username}`,
+    );
+    const found = new Map(this.sessionsOf(username).map((s) => [s.metadata.name, s]));
+    for (const session of listed)
+      if (session.spec.username === username) found.set(session.metadata.name, session);
+    return [...found.values()];
+  }
+
   /** Deletes sessions whose refresh token has expired. Every replica sweeps; deleting twice is harmless. */
   async sweepExpired(): Promise<number> {
     let deleted = 0;

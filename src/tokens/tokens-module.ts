@@ -28,6 +28,7 @@ import { loginRecordsApi } from './login-records-api.ts';
 import { packageVersion } from '../version.ts';
 import { UnknownNameLedgers } from './unknown-name-ledgers.ts';
 import { discoverUserSchema, UserSchemaProbe } from './user-schema.ts';
+import { userAccounts, userAccountsRef } from './user-accounts.ts';
 import { userDirectoryRef } from './user-directory.ts';
 import { UserStore } from './user-store.ts';
 
@@ -38,7 +39,7 @@ import { UserStore } from './user-store.ts';
 export const tokensModule: FeatureModule = {
   name: 'tokens',
   requires: [configRef, loggerRef, registryRef, kubeConfigRef, cacheMetricsRef, accessReviewerRef],
-  provides: [bearerDoorRef, sessionSignalsRef, userDirectoryRef],
+  provides: [bearerDoorRef, sessionSignalsRef, userDirectoryRef, userAccountsRef],
   async register(ctx) {
     const config = ctx.get(configRef);
     const authConfig = config.auth;
@@ -98,16 +99,17 @@ export const tokensModule: FeatureModule = {
       logger,
       onFailure: () => metrics.loginRecordWriteFailures.inc(),
     });
+    const passwords = new PasswordGate({
+      verifier: await PasswordVerifier.create(),
+      concurrency: authConfig.passwordConcurrency,
+      queue: authConfig.passwordQueue,
+      registry: ctx.get(registryRef),
+    });
     const oauth = new OAuthService({
       tokens,
       users,
       sessions,
-      passwords: new PasswordGate({
-        verifier: await PasswordVerifier.create(),
-        concurrency: authConfig.passwordConcurrency,
-        queue: authConfig.passwordQueue,
-        registry: ctx.get(registryRef),
-      }),
+      passwords,
       singleSession: authConfig.singleSession,
       sessionLimit: authConfig.maxSessionsPerUser,
       logger,
@@ -137,6 +139,8 @@ export const tokensModule: FeatureModule = {
       get: (name) => users.get(name),
       list: () => userInformer.list(),
     });
+
+    ctx.provide(userAccountsRef, userAccounts({ users, sessions, passwords, iamGroup: iamApi.iam.group }));
 
     // What open connections (the proxy's watches and upgrades) need to end with their session.
     ctx.provide(

@@ -91,6 +91,44 @@ export class UserStore {
     return matches.length === 1 ? matches[0] : undefined;
   }
 
+  /** Creates a user (its password already hashed) and remembers it: it can log in at once on this replica. */
+  async create(user: UserObject): Promise<UserObject> {
+    const created = await this.#api.create<UserObject>('users', user);
+    this.#cache.remember(created);
+    return created;
+  }
+
+  /** Compare-and-swap on the object's resourceVersion (ConflictError when it changed). */
+  async replace(user: UserObject): Promise<UserObject> {
+    const updated = await this.#api.replace<UserObject>('users', user);
+    this.#cache.remember(updated);
+    return updated;
+  }
+
+  /**
+   * Changes a user by compare-and-swap, re-reading and retrying when a concurrent write (a login's
+   * ledger, say) got there first; undefined when the user is gone.
+   */
+  async update(name: string, change: (user: UserObject) => UserObject): Promise<UserObject | undefined> {
+    let current = await this.#cache.getFresh(name);
+    for (let attempt = 1; current; attempt++) {
+      try {
+        return await this.replace(change(current));
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= CAS_ATTEMPTS) throw err;
+        current = await this.#cache.getFresh(name);
+      }
+    }
+    return undefined;
+  }
+
+  /** Deletes a user; its bearer tokens stop working on this replica at once (the cache forgets it). */
+  async remove(name: string): Promise<boolean> {
+    const existed = await this.#api.delete('users', name);
+    this.#cache.forget(name);
+    return existed;
+  }
+
   /** Shows a lock the admission ledger just set in the original's shape (state AuthLimitExceeded). */
   async recordLock(user: UserObject): Promise<void> {
     await this.#updateStatus(user, (status) => statusAfterLock(status, this.#nowMs(), this.#policy));

@@ -595,7 +595,7 @@ describe('helm chart: lint, render, server-side dry run', () => {
       {
         apiGroups: ['iam.platform.io'],
         resources: ['users'],
-        verbs: ['get', 'list', 'watch', 'update', 'create'],
+        verbs: ['get', 'list', 'watch', 'update', 'create', 'delete'],
       },
       { apiGroups: ['iam.platform.io'], resources: ['users/status'], verbs: ['update', 'patch'] },
       { apiGroups: ['iam.platform.io'], resources: ['loginthrottles'], verbs: ['get', 'create', 'update'] },
@@ -652,18 +652,24 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resourceNames: ['admin'],
         verbs: ['bind'],
       },
+      { apiGroups: ['iam.platform.io'], resources: ['globalrolebindings'], verbs: ['create', 'delete'] },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['clusterrolebindings', 'rolebindings'],
+        verbs: ['delete'],
+      },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
     assert.doesNotMatch(JSON.stringify(role['rules']), /\*/);
-    // Without a first administrator to create, the server never creates users.
+    // Without a first administrator to create, the users API still creates users (as its callers allow).
     const noAdmin = parseObjects(
       await tools.template('platform', namespace, ['--set', 'admin.create=false']),
     );
     const userRule = (
       findObject(noAdmin, 'ClusterRole')['rules'] as { resources: string[]; verbs: string[] }[]
     ).find((r) => r.resources.includes('users'));
-    assert.deepEqual(userRule?.verbs, ['get', 'list', 'watch', 'update']);
+    assert.deepEqual(userRule?.verbs, ['get', 'list', 'watch', 'update', 'create', 'delete']);
     const binding = findObject(objects, 'ClusterRoleBinding');
     assert.deepEqual(binding['roleRef'], {
       apiGroup: 'rbac.authorization.k8s.io',
@@ -789,6 +795,10 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['update', 'users/status', 'iam.platform.io'],
       ['patch', 'users/status', 'iam.platform.io'],
       ['update', 'users', 'iam.platform.io'],
+      ['delete', 'users', 'iam.platform.io'],
+      ['create', 'globalrolebindings', 'iam.platform.io'],
+      ['delete', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
+      ['delete', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
       ['update', 'loginthrottles', 'iam.platform.io'],
       ['list', 'workspacetemplates', 'tenant.platform.io'],
       ['get', 'workspaces', 'tenant.platform.io'],
@@ -836,7 +846,6 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
       ['patch', 'users', 'iam.platform.io'],
-      ['delete', 'users', 'iam.platform.io'],
       ['delete', 'loginthrottles', 'iam.platform.io'],
       ['deletecollection', 'sessions', 'iam.platform.io'],
       ['deletecollection', 'workspacetemplates', 'tenant.platform.io'],

@@ -87,6 +87,41 @@ describe('OpenAPI document of the real server', () => {
     await deleteNodes(kc.makeApiClient(CoreV1Api), NODE_PREFIX);
   });
 
+  // Iris may also write users (RBAC of this file's own), for the users API's writes; Newbie is made by them.
+  const USER_WRITER = `${NODE_PREFIX}-user-writer`;
+  const NEWBIE = 'openapi-newbie';
+  before(async () => {
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: USER_WRITER }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: USER_WRITER }).catch(() => undefined);
+    await deleteUsersAndSessions(kc, [NEWBIE], 'acme');
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: USER_WRITER },
+        rules: [
+          {
+            apiGroups: ['iam.acme.io'],
+            resources: ['users', 'users/password'],
+            verbs: ['create', 'update', 'delete'],
+          },
+        ],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: USER_WRITER },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: USER_WRITER },
+        subjects: [{ kind: 'User', name: IRIS.name, apiGroup: 'rbac.authorization.k8s.io' }],
+      },
+    });
+  });
+  after(async () => {
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.deleteClusterRoleBinding({ name: USER_WRITER }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: USER_WRITER }).catch(() => undefined);
+    await deleteUsersAndSessions(kc, [NEWBIE], 'acme');
+  });
+
   test('describes exactly the routes the server has wired, no more, no fewer', async () => {
     const { stdout } = await run(
       process.execPath,
@@ -189,6 +224,31 @@ describe('OpenAPI document of the real server', () => {
     }
     const { body: irisMembers } = await openapi.fetch(`${iam}/clustermembers?names=${IRIS.name}`, iris);
     assert.equal(JSON.parse(irisMembers).items[0].metadata.annotations['iam.acme.io/clusterrole'], IRIS_ROLE);
+    // The users API's writes, as Iris (RBAC on users and users/password) and Oscar (none).
+    const json = (method: string, headers: { headers: Record<string, string> }, body: unknown) => ({
+      method,
+      headers: { ...headers.headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const newbie = {
+      apiVersion: 'iam.acme.io/v1alpha2',
+      kind: 'User',
+      metadata: { name: NEWBIE },
+      spec: { email: 'newbie@openapi.example', password: 'Newbie-Pa55word', lang: 'en' },
+    };
+    assert.equal((await openapi.fetch(`${iam}/users`, json('POST', bearer, newbie))).res.status, 403);
+    const made = await openapi.fetch(`${iam}/users`, json('POST', iris, newbie));
+    assert.equal(made.res.status, 200, made.body);
+    const edit = { ...newbie, spec: { email: 'newbie@edited.example', lang: 'zh' } };
+    const edited = await openapi.fetch(`${iam}/users/${NEWBIE}`, json('PUT', iris, edit));
+    assert.equal(edited.res.status, 200, edited.body);
+    const reset = await openapi.fetch(
+      `${iam}/users/${NEWBIE}/password`,
+      json('PUT', iris, { password: 'Reset-Pa55word' }),
+    );
+    assert.equal(reset.res.status, 200, reset.body);
+    const gone = await openapi.fetch(`${iam}/users/${NEWBIE}`, { ...iris, method: 'DELETE' });
+    assert.equal(gone.res.status, 200, gone.body);
     assert.equal((await openapi.fetch(`${iam}/clusterroles`, bearer)).res.status, 403);
     assert.equal((await openapi.fetch(`${iam}/namespaces/default/members`, bearer)).res.status, 403);
     // Member writes at every scope, as Oscar (no RBAC on bindings): refused before anything is read.
