@@ -22,6 +22,7 @@ import {
   SEED_ROLE_CRD_FILES,
 } from '../support/iam-fixtures.ts';
 import { startRealServer } from './real-server.ts';
+import { inBatches, measureSequential } from './sequential-latency.ts';
 
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -31,36 +32,8 @@ const ROUNDS = flag('rounds', 3);
 const PASSWORD = 'bench-Pa55word!';
 const ME = 'bench-me';
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
-const median = (values: number[]) => percentile(values, 50);
-
-/** Sequential requests, one round: p50 and p99 in ms. */
-async function round(call: () => Promise<Response>): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    const started = performance.now();
-    const res = await call();
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-    times.push(performance.now() - started);
-  }
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
-
-/** ROUNDS rounds after a warm-up; the medians of each round's p50 and p99. */
-async function measure(call: () => Promise<Response>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 20; i++) await (await call()).arrayBuffer();
-  const rounds = [];
-  for (let r = 0; r < ROUNDS; r++) rounds.push(await round(call));
-  return { p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)) };
-}
-
-async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
-}
+const measure = (call: () => Promise<Response>) =>
+  measureSequential(call, { requests: REQUESTS, rounds: ROUNDS });
 
 async function seed(kc: KubeConfig, platform: string, original: boolean): Promise<void> {
   const objects = kc.makeApiClient(CustomObjectsApi);

@@ -14,6 +14,7 @@ import { waitFor } from '../cluster/wait-for.ts';
 import { adminKubeConfig, createUser, installIamCrds, startReadyServer } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { installChartTenantCrds } from '../support/tenant-fixtures.ts';
+import { percentile } from './sequential-latency.ts';
 
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -24,10 +25,6 @@ const names = tenantNames(P);
 const paths = tenantPaths(names);
 const CREATOR = 'bench-creator';
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 const figures = (values: number[]) =>
   `p50 ${percentile(values, 50).toFixed(0)} ms, p99 ${percentile(values, 99).toFixed(0)} ms, max ${Math.max(...values).toFixed(0)} ms (n=${values.length})`;
 

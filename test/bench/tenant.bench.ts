@@ -24,6 +24,7 @@ import { adminKubeConfig, generateTestKeys, installIamCrds, passwordLogin } from
 import { installTenantCrds, tenantGroups } from '../support/tenant-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import { startRealServer } from './real-server.ts';
+import { inBatches, measureSequential, percentile } from './sequential-latency.ts';
 
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -40,37 +41,9 @@ const CREATOR = 'bench-creator';
 /** How many workspaces the member belongs to (through WorkspaceRoleBindings, as the original's members do). */
 const MEMBER_OF = 5;
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
-const median = (values: number[]) => percentile(values, 50);
 const ws = (i: number) => `bench-ws-${String(i).padStart(4, '0')}`;
-
-/** Sequential requests, one round: p50 and p99 in ms. */
-async function round(call: () => Promise<Response>): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < REQUESTS; i++) {
-    const started = performance.now();
-    const res = await call();
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-    times.push(performance.now() - started);
-  }
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
-}
-
-/** ROUNDS rounds after a warm-up; the medians of each round's p50 and p99. */
-async function measure(call: () => Promise<Response>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 20; i++) await (await call()).arrayBuffer();
-  const rounds = [];
-  for (let r = 0; r < ROUNDS; r++) rounds.push(await round(call));
-  return { p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)) };
-}
-
-async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
-}
+const measure = (call: () => Promise<Response>) =>
+  measureSequential(call, { requests: REQUESTS, rounds: ROUNDS });
 
 async function seed(kc: KubeConfig): Promise<void> {
   const g = tenantGroups(PLATFORM);
