@@ -1,7 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
-import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
+import { kubeRequest } from '../cluster/kube-request.ts';
+import { servedResources } from '../cluster/api-discovery.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IamGroup } from '../tokens/iam-resources.ts';
 import type { Scope } from './derived-rules.ts';
@@ -94,8 +95,8 @@ export class RoleCache {
   start(): void {
     const attempt = (): void => {
       Promise.all([
-        this.#discover(`/apis/${this.#iam.group}/${this.#iam.version}`),
-        this.#discover(`/apis/${this.#tenantGroup}/v1alpha2`),
+        servedResources(this.#kc, `/apis/${this.#iam.group}/${this.#iam.version}`),
+        servedResources(this.#kc, `/apis/${this.#tenantGroup}/v1alpha2`),
       ]).then(
         ([iam, tenant]) => {
           if (this.#stopped) return;
@@ -218,17 +219,6 @@ export class RoleCache {
   }
 
   /** The resource names an API group version serves; empty when it is not installed. */
-  async #discover(path: string): Promise<Set<string>> {
-    try {
-      const list = await kubeRequest<{ resources?: { name?: string }[] }>(this.#kc, path, {
-        timeoutMs: 10_000,
-      });
-      return new Set((list.resources ?? []).flatMap((r) => (r.name ? [r.name] : [])));
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 404) return new Set();
-      throw err;
-    }
-  }
 
   #startCaches(iam: Set<string>, tenant: Set<string>): void {
     const iamPath = `/apis/${this.#iam.group}/${this.#iam.version}`;

@@ -1,8 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import type { Freshness, Informer } from '../cluster/informer.ts';
-import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import { slimInformer, slimKey, type SlimRecord } from '../cluster/slim-informer.ts';
+import { servedResources } from '../cluster/api-discovery.ts';
 import type { Logger } from '../observability/logger.ts';
 
 /** The CSI snapshot API (external-snapshotter's CRDs), installed or not. */
@@ -63,24 +63,28 @@ export class SnapshotClassDrivers {
 
   start(): void {
     const attempt = (): void => {
-      this.#discover().then(
-        (installed) => {
-          if (this.#stopped) return;
-          this.#installed = installed;
-          this.#logger.info('volume snapshot classes', {
-            source: installed
-              ? `${SNAPSHOT_API}/volumesnapshotclasses, cached`
-              : 'not installed: no claim allows snapshots',
-          });
-          if (installed) this.#startCache();
-        },
-        (err: unknown) => {
-          if (this.#stopped) return;
-          this.#logger.warn('cannot discover the volume snapshot API yet, retrying', { error: String(err) });
-          this.#timer = setTimeout(attempt, DISCOVERY_RETRY_MS);
-          this.#timer.unref();
-        },
-      );
+      servedResources(this.#kubeConfig, SNAPSHOT_API)
+        .then((served) => served.has('volumesnapshotclasses'))
+        .then(
+          (installed) => {
+            if (this.#stopped) return;
+            this.#installed = installed;
+            this.#logger.info('volume snapshot classes', {
+              source: installed
+                ? `${SNAPSHOT_API}/volumesnapshotclasses, cached`
+                : 'not installed: no claim allows snapshots',
+            });
+            if (installed) this.#startCache();
+          },
+          (err: unknown) => {
+            if (this.#stopped) return;
+            this.#logger.warn('cannot discover the volume snapshot API yet, retrying', {
+              error: String(err),
+            });
+            this.#timer = setTimeout(attempt, DISCOVERY_RETRY_MS);
+            this.#timer.unref();
+          },
+        );
     };
     attempt();
   }
@@ -89,18 +93,6 @@ export class SnapshotClassDrivers {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#informer?.stop();
-  }
-
-  async #discover(): Promise<boolean> {
-    try {
-      const list = await kubeRequest<{ resources?: { name?: string }[] }>(this.#kubeConfig, SNAPSHOT_API, {
-        timeoutMs: 10_000,
-      });
-      return (list.resources ?? []).some((r) => r.name === 'volumesnapshotclasses');
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 404) return false;
-      throw err;
-    }
   }
 
   #startCache(): void {

@@ -1,7 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
-import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
+import { servedResources } from '../cluster/api-discovery.ts';
+import { kubeRequest } from '../cluster/kube-request.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { KubeObject } from './kube-object.ts';
 import type { TenantNames, WorkspaceResource } from './tenant-store.ts';
@@ -141,22 +142,10 @@ export class TenantCache implements TenantReads {
     ] as const;
     const found = new Map<'workspacetemplates' | 'workspaces' | 'workspacerolebindings', string>();
     for (const { resource, groupVersion } of wanted) {
-      if ((await this.#served(groupVersion)).has(resource))
+      if ((await servedResources(this.#kc, `/apis/${groupVersion}`)).has(resource))
         found.set(resource, `/apis/${groupVersion}/${resource}`);
     }
     return found;
-  }
-
-  async #served(groupVersion: string): Promise<Set<string>> {
-    try {
-      const list = await kubeRequest<{ resources?: { name?: string }[] }>(this.#kc, `/apis/${groupVersion}`, {
-        timeoutMs: 10_000,
-      });
-      return new Set((list.resources ?? []).flatMap((r) => (r.name ? [r.name] : [])));
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 404) return new Set();
-      throw err;
-    }
   }
 
   #cache(resource: string, path: string): Informer<KubeObject> {

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
-import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
+import { kubeRequest } from '../cluster/kube-request.ts';
+import { servedResources } from '../cluster/api-discovery.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Reconciler } from '../reconcile/one-replica.ts';
 import type { ReconcileMetrics } from '../reconcile/reconcile-metrics.ts';
@@ -98,7 +99,7 @@ export class TenantReconciler implements Reconciler {
     const { tenantGroup, iamGroup } = this.#o.names;
     const [tenantV2, tenantV1, iam] = await Promise.all(
       [`/apis/${tenantGroup}/v1alpha2`, `/apis/${tenantGroup}/v1alpha1`, `/apis/${iamGroup}/v1alpha2`].map(
-        (path) => this.#resources(path),
+        (path) => servedResources(this.#o.kubeConfig, path, this.#o.timeoutMs),
       ),
     );
     const found = new Set<Kind>();
@@ -108,22 +109,6 @@ export class TenantReconciler implements Reconciler {
     if (iam!.has('workspacerolebindings')) found.add('workspaceRoleBindings');
     if (iam!.has('rolebases')) found.add('roleBases');
     return found;
-  }
-
-  async #resources(groupVersionPath: string): Promise<Set<string>> {
-    try {
-      const list = await kubeRequest<{ resources?: { name: string }[] }>(
-        this.#o.kubeConfig,
-        groupVersionPath,
-        {
-          timeoutMs: this.#o.timeoutMs,
-        },
-      );
-      return new Set((list.resources ?? []).map((r) => r.name));
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 404) return new Set();
-      throw err;
-    }
   }
 }
 
