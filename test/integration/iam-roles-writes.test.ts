@@ -350,7 +350,7 @@ for (const profile of profiles) {
           aggregating('Role', 'pod-admin', ['role-template-manage-pods']),
         ),
         403,
-        /escalat/,
+        /attempting to grant RBAC permissions not currently held/,
       );
       await assert.rejects(rbac.readNamespacedRole({ namespace: NS, name: 'pod-admin' }));
       const within = await call(
