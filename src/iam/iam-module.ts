@@ -16,7 +16,7 @@ import { membersRoutes } from './members-routes.ts';
 import { RoleCache } from './role-cache.ts';
 import { RoleLists } from './role-lists.ts';
 import { roleWritesRoutes } from './role-writes-routes.ts';
-import { RbacRoleWrites } from './role-writes.ts';
+import { RoleWrites } from './role-writes.ts';
 import { roleVocabulary } from './role-objects.ts';
 import { rolesApi } from './roles-api.ts';
 import { rolesRoutes } from './roles-routes.ts';
@@ -87,7 +87,7 @@ export const iamModule: FeatureModule = {
     };
     const memberWrites = new RbacMemberWrites(writeDeps);
     const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
-    const roleWrites = new RbacRoleWrites({ ...writeDeps, vocabulary });
+    const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
     return {
       edge: {
         protectedRoutes: [

@@ -13,15 +13,44 @@ import { iamPrefix } from './iam-paths.ts';
 const path = (name: string): Parameter => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 
 interface ScopeText {
-  kind: 'ClusterRole' | 'Role';
+  kind: 'GlobalRole' | 'ClusterRole' | 'WorkspaceRole' | 'Role';
+  apiVersion: string;
   title: string;
   rbac: string;
   unknown: string;
+  how: string;
 }
 
-const SCOPES: Record<'cluster' | 'namespace', ScopeText> = {
+const IMPERSONATED =
+  'Written as the caller (impersonated), so Kubernetes RBAC decides, including its escalation prevention: a role granting what the caller does not hold is refused (403).';
+const BY_SERVER = (resource: string) =>
+  `Authorized by a SubjectAccessReview as the caller (RBAC on \`${resource}\` in \`iam.<platform>.io\`), then written by the server. Where the original’s CRD is not installed: 404 naming the resource.`;
+const AGGREGATION =
+  'With the annotation `iam.<platform>.io/aggregation-roles` (a JSON list of role template names, roles of the same kind) the role’s rules are replaced by the union of those templates’ rules, computed by the server at write time; without it they are kept as sent.';
+
+const SCOPES: Record<'global' | 'cluster' | 'workspace' | 'namespace', ScopeText> = {
+  global: {
+    kind: 'GlobalRole',
+    apiVersion: 'iam.<platform>.io/v1alpha2',
+    title: 'a GlobalRole',
+    rbac: '`globalroles` in `iam.<platform>.io`',
+    unknown:
+      'An unknown GlobalRole, a role template named in the aggregation annotation, or GlobalRoles not installed; the message names it.',
+    how: BY_SERVER('globalroles'),
+  },
+  workspace: {
+    kind: 'WorkspaceRole',
+    apiVersion: 'iam.<platform>.io/v1alpha2',
+    title: 'a WorkspaceRole of a workspace',
+    rbac: '`workspaceroles` in `iam.<platform>.io`',
+    unknown:
+      'An unknown workspace (WorkspaceTemplate), WorkspaceRole of the workspace, role template (a WorkspaceRole) named in the aggregation annotation, or WorkspaceRoles not installed; the message names it.',
+    how: `${BY_SERVER('workspaceroles')} The label \`<platform>.io/workspace: {workspace}\` is set by the server.`,
+  },
   cluster: {
     kind: 'ClusterRole',
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    how: IMPERSONATED,
     title: 'a ClusterRole',
     rbac: '`clusterroles`',
     unknown:
@@ -29,6 +58,8 @@ const SCOPES: Record<'cluster' | 'namespace', ScopeText> = {
   },
   namespace: {
     kind: 'Role',
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    how: IMPERSONATED,
     title: 'a Role of a project (namespace)',
     rbac: '`roles` in the namespace',
     unknown:
@@ -36,22 +67,20 @@ const SCOPES: Record<'cluster' | 'namespace', ScopeText> = {
   },
 };
 
-const HOW =
-  'Written as the caller (impersonated), so Kubernetes RBAC decides, including its escalation prevention: a role granting what the caller does not hold is refused (403). With the annotation `iam.<platform>.io/aggregation-roles` (a JSON list of role template names) the role’s rules are replaced by the union of those templates’ rules, computed by the server at write time; without it they are kept as sent.';
 const BUILT_IN =
   'Built-in roles — labelled `iam.<platform>.io/role-template`, `<platform>.io/managed-by` or `kubernetes.io/bootstrapping: rbac-defaults`, or annotated `<platform>.io/creator: system` — are refused (403 naming why).';
 
 const role = (scope: ScopeText) => ({
   required: true,
   content: { 'application/json': { schema: schemaRef('IamRole') } },
-  description: `A ${scope.kind} (\`rbac.authorization.k8s.io/v1\`); \`metadata.name\` a DNS-1123 subdomain.`,
+  description: `A ${scope.kind} (\`${scope.apiVersion}\`); \`metadata.name\` a DNS-1123 subdomain.`,
 });
 
 function errors(scope: ScopeText, verb: string, extra: Record<string, ReturnType<typeof statusResponse>>) {
   return {
     '401': statusResponse('No or invalid bearer token.'),
     '403': statusResponse(
-      `Without RBAC \`${verb}\` on ${scope.rbac}; Kubernetes refused the write as the caller (escalation); or a built-in role.`,
+      `Without RBAC \`${verb}\` on ${scope.rbac}${scope.how === IMPERSONATED ? '; Kubernetes refused the write as the caller (escalation)' : ''}; or a built-in role.`,
     ),
     '404': statusResponse(scope.unknown),
     ...extra,
@@ -72,7 +101,7 @@ function create(operationId: string, scope: ScopeText, parameters: Parameter[]):
     operationId,
     tags: ['iam'],
     summary: `Create ${scope.title}`,
-    description: HOW,
+    description: `${scope.how} ${AGGREGATION}`,
     security: BEARER,
     parameters,
     requestBody: role(scope),
@@ -93,7 +122,7 @@ function replace(operationId: string, scope: ScopeText, parameters: Parameter[])
     operationId,
     tags: ['iam'],
     summary: `Replace ${scope.title}`,
-    description: `The name must be the path’s; without \`metadata.resourceVersion\` the stored one is used. ${HOW} ${BUILT_IN}`,
+    description: `The name must be the path’s; without \`metadata.resourceVersion\` the stored one is used. ${scope.how} ${AGGREGATION} ${BUILT_IN}`,
     security: BEARER,
     parameters,
     requestBody: role(scope),
@@ -114,7 +143,7 @@ function patch(operationId: string, scope: ScopeText, parameters: Parameter[]): 
     operationId,
     tags: ['iam'],
     summary: `Patch ${scope.title}`,
-    description: `A JSON merge patch (RFC 7386; \`application/merge-patch+json\` or \`application/json\`) of the stored role, the result checked as a whole. ${HOW} ${BUILT_IN}`,
+    description: `A JSON merge patch (RFC 7386; \`application/merge-patch+json\` or \`application/json\`) of the stored role, the result checked as a whole. ${scope.how} ${AGGREGATION} ${BUILT_IN}`,
     security: BEARER,
     parameters,
     requestBody: {
@@ -141,7 +170,7 @@ function remove(operationId: string, scope: ScopeText, parameters: Parameter[]):
     operationId,
     tags: ['iam'],
     summary: `Delete ${scope.title}`,
-    description: `Written as the caller (impersonated). ${BUILT_IN}`,
+    description: `${scope.how} ${BUILT_IN}`,
     security: BEARER,
     parameters,
     responses: {
@@ -151,13 +180,30 @@ function remove(operationId: string, scope: ScopeText, parameters: Parameter[]):
   };
 }
 
-/** The write operations on ClusterRoles and a project's Roles, by path (merged into the role paths). */
+/** The write operations on the roles of the four scopes, by path (merged into the role paths). */
 export function roleWriteOperations(platformName: string): Record<string, PathItem> {
   const prefix = iamPrefix(platformName);
   const ns = [path('namespace')];
   const cr = [path('clusterrole')];
   const r = [...ns, path('role')];
+  const gr = [path('globalrole')];
+  const ws = [path('workspace')];
+  const wr = [...ws, path('workspacerole')];
   return {
+    [`${prefix}/globalroles`]: { post: create('createGlobalRole', SCOPES.global, []) },
+    [`${prefix}/globalroles/{globalrole}`]: {
+      put: replace('updateGlobalRole', SCOPES.global, gr),
+      patch: patch('patchGlobalRole', SCOPES.global, gr),
+      delete: remove('deleteGlobalRole', SCOPES.global, gr),
+    },
+    [`${prefix}/workspaces/{workspace}/workspaceroles`]: {
+      post: create('createWorkspaceRole', SCOPES.workspace, ws),
+    },
+    [`${prefix}/workspaces/{workspace}/workspaceroles/{workspacerole}`]: {
+      put: replace('updateWorkspaceRole', SCOPES.workspace, wr),
+      patch: patch('patchWorkspaceRole', SCOPES.workspace, wr),
+      delete: remove('deleteWorkspaceRole', SCOPES.workspace, wr),
+    },
     [`${prefix}/clusterroles`]: { post: create('createClusterRole', SCOPES.cluster, []) },
     [`${prefix}/clusterroles/{clusterrole}`]: {
       put: replace('updateClusterRole', SCOPES.cluster, cr),

@@ -2,8 +2,8 @@ import { Router, type Request, type Response } from 'express';
 import { jsonBody, OBJECT_TYPES, type JsonBody } from '../http/json-body.ts';
 import { identityOf } from '../http/request-context.ts';
 import { iamPrefix } from './iam-paths.ts';
-import type { RbacPlace } from './member-writes.ts';
-import type { RbacRoleWrites } from './role-writes.ts';
+import type { RoleWrites } from './role-writes.ts';
+import type { Place } from './scope-access.ts';
 
 type Params = Record<string, string>;
 
@@ -17,12 +17,18 @@ const patchBody = jsonBody({
 });
 const bodyOf = (res: Response): unknown => (res.locals['json'] as JsonBody).value;
 
-/** Create (POST), replace (PUT), patch (PATCH) and delete the Roles of a project and the ClusterRoles. */
-export function roleWritesRoutes(deps: { platformName: string; writes: RbacRoleWrites }): Router {
+/** Create (POST), replace (PUT), patch (PATCH) and delete the roles of the four scopes. */
+export function roleWritesRoutes(deps: { platformName: string; writes: RoleWrites }): Router {
   const router = Router();
   const prefix = iamPrefix(deps.platformName);
-  const scopes: { path: string; item: string; place: (p: Params) => RbacPlace }[] = [
+  const scopes: { path: string; item: string; place: (p: Params) => Place }[] = [
+    { path: 'globalroles', item: 'globalrole', place: () => ({ scope: 'global' }) },
     { path: 'clusterroles', item: 'clusterrole', place: () => ({ scope: 'cluster' }) },
+    {
+      path: 'workspaces/:workspace/workspaceroles',
+      item: 'workspacerole',
+      place: (p) => ({ scope: 'workspace', workspace: p['workspace'] ?? '' }),
+    },
     {
       path: 'namespaces/:namespace/roles',
       item: 'role',

@@ -4,9 +4,9 @@ import type { AccessReviewer } from '../access/access-review.ts';
 import { http1Dispatcher, kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import { asApiError, invalid, type RbacPlace } from './member-writes.ts';
+import { asApiError, invalid } from './member-writes.ts';
 import type { RoleObject, RoleVocabulary } from './role-objects.ts';
-import { notFound } from './scope-access.ts';
+import { notFound, type Place } from './scope-access.ts';
 
 const RBAC = 'rbac.authorization.k8s.io';
 const RBAC_V1 = `/apis/${RBAC}/v1`;
@@ -14,22 +14,43 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 
 type Verb = 'create' | 'update' | 'patch' | 'delete';
 
+/** Where a scope's roles are stored and how they are written. */
+interface Target {
+  kind: 'GlobalRole' | 'ClusterRole' | 'WorkspaceRole' | 'Role';
+  apiVersion: string;
+  group: string;
+  resource: string;
+  namespace?: string;
+  /** Label the server sets (a WorkspaceRole's workspace); a stored role without it is not of this scope. */
+  label?: [string, string];
+  collection: string;
+  /** Kubernetes RBAC roles are written as the caller; the original's CRD objects by the server. */
+  impersonate: boolean;
+  /** Where the aggregated templates are looked up, for messages. */
+  templates: string;
+}
+
 /**
- * Creates, replaces, patches and deletes the Roles of a project and the ClusterRoles of the cluster, as
- * the original does (`pkg/models/iam/am`), every write made **as the caller** (impersonated): Kubernetes
- * RBAC decides it, escalation prevention included (a role granting what the caller does not hold → 403).
+ * Creates, replaces, patches and deletes the roles of every scope, as the original does
+ * (`pkg/models/iam/am`). Kubernetes Roles and ClusterRoles are written **as the caller** (impersonated):
+ * Kubernetes RBAC decides, escalation prevention included (a role granting what the caller does not hold
+ * → 403). The original's GlobalRoles and WorkspaceRoles are written by the server after a
+ * SubjectAccessReview as the caller; where their CRDs are not installed → 404 naming the resource.
  *
  * A role annotated `iam.<p>.io/aggregation-roles` (a JSON list of role-template names) gets, at write
- * time, the rules of those templates — Roles of the same namespace, or ClusterRoles — in place of any it
- * was sent; an unknown template → 404 naming it. Without the annotation the rules are kept as sent.
+ * time, the rules of those templates — roles of the same kind (a project's: of the same namespace) — in
+ * place of any it was sent; an unknown template → 404 naming it. Without the annotation the rules are
+ * kept as sent.
  * Built-in roles (see `builtInReason`) are neither changed nor deleted (403 naming why).
  */
-export class RbacRoleWrites {
+export class RoleWrites {
   readonly #kc: KubeConfig;
   readonly #reviewer: AccessReviewer;
   readonly #words: RoleVocabulary;
   readonly #creator: string;
   readonly #managedBy: string;
+  readonly #iam: string;
+  readonly #tenant: string;
   readonly #timeoutMs: number;
   #dispatcher: Promise<Dispatcher> | undefined;
 
@@ -45,23 +66,24 @@ export class RbacRoleWrites {
     this.#words = deps.vocabulary;
     this.#creator = `${deps.platformName}.io/creator`;
     this.#managedBy = `${deps.platformName}.io/managed-by`;
+    this.#iam = `iam.${deps.platformName}.io`;
+    this.#tenant = `tenant.${deps.platformName}.io`;
     this.#timeoutMs = deps.timeoutMs;
   }
 
-  async create(caller: Identity, place: RbacPlace, body: unknown): Promise<RoleObject> {
-    await this.#authorize(caller, place, 'create');
-    await this.#namespace(place);
-    const role = this.#parse(place, body);
+  async create(caller: Identity, place: Place, body: unknown): Promise<RoleObject> {
+    const target = await this.#target(caller, place, 'create');
+    const role = this.#parse(target, body);
     if (role.metadata.resourceVersion)
       throw invalid('metadata.resourceVersion', 'resourceVersion must not be set on a create');
-    await this.#aggregate(place, role);
-    return this.#write(caller, 'POST', this.#collection(place), role, `creating ${role.metadata.name}`);
+    await this.#aggregate(target, role);
+    return this.#write(caller, target, 'POST', target.collection, role, `creating ${role.metadata.name}`);
   }
 
-  async replace(caller: Identity, place: RbacPlace, name: string, body: unknown): Promise<RoleObject> {
-    await this.#authorize(caller, place, 'update');
-    const current = await this.#existing(place, name);
-    const role = this.#parse(place, body);
+  async replace(caller: Identity, place: Place, name: string, body: unknown): Promise<RoleObject> {
+    const target = await this.#target(caller, place, 'update');
+    const current = await this.#existing(target, name);
+    const role = this.#parse(target, body);
     if (role.metadata.name !== name)
       throw invalid(
         'metadata.name',
@@ -69,27 +91,27 @@ export class RbacRoleWrites {
       );
     this.#refuseBuiltIn(current, 'changed');
     role.metadata.resourceVersion ??= current.metadata.resourceVersion;
-    await this.#aggregate(place, role);
-    return this.#write(caller, 'PUT', this.#item(place, name), role, `replacing ${name}`);
+    await this.#aggregate(target, role);
+    return this.#write(caller, target, 'PUT', item(target, name), role, `replacing ${name}`);
   }
 
   /** A JSON merge patch (RFC 7386) of the stored role, written whole with its resourceVersion (a race → 409). */
-  async patch(caller: Identity, place: RbacPlace, name: string, patch: unknown): Promise<RoleObject> {
-    await this.#authorize(caller, place, 'patch');
-    const current = await this.#existing(place, name);
+  async patch(caller: Identity, place: Place, name: string, patch: unknown): Promise<RoleObject> {
+    const target = await this.#target(caller, place, 'patch');
+    const current = await this.#existing(target, name);
     if (!isRecord(patch)) throw invalid('', 'the body must be a JSON merge patch (an object)');
     this.#refuseBuiltIn(current, 'changed');
-    const merged = this.#parse(place, mergePatch(current, patch));
+    const merged = this.#parse(target, mergePatch(current, patch));
     if (merged.metadata.name !== name) throw invalid('metadata.name', 'the name of a role cannot be changed');
-    await this.#aggregate(place, merged);
-    return this.#write(caller, 'PUT', this.#item(place, name), merged, `patching ${name}`);
+    await this.#aggregate(target, merged);
+    return this.#write(caller, target, 'PUT', item(target, name), merged, `patching ${name}`);
   }
 
-  async remove(caller: Identity, place: RbacPlace, name: string): Promise<void> {
-    await this.#authorize(caller, place, 'delete');
-    const current = await this.#existing(place, name);
+  async remove(caller: Identity, place: Place, name: string): Promise<void> {
+    const target = await this.#target(caller, place, 'delete');
+    const current = await this.#existing(target, name);
     this.#refuseBuiltIn(current, 'deleted');
-    await this.#write(caller, 'DELETE', this.#item(place, name), undefined, `deleting ${name}`);
+    await this.#write(caller, target, 'DELETE', item(target, name), undefined, `deleting ${name}`);
   }
 
   /**
@@ -115,37 +137,101 @@ export class RbacRoleWrites {
     if (why) throw new ApiError('Forbidden', `role "${role.metadata.name}" cannot be ${done}: ${why}`);
   }
 
-  /** A SubjectAccessReview first, so a caller without the verb learns nothing of roles or templates. */
-  async #authorize(caller: Identity, place: RbacPlace, verb: Verb): Promise<void> {
-    await this.#reviewer.authorize(
-      caller,
-      place.scope === 'cluster'
-        ? { verb, group: RBAC, resource: 'clusterroles' }
-        : { verb, group: RBAC, resource: 'roles', namespace: place.namespace },
-    );
+  /**
+   * The scope's storage, after a SubjectAccessReview as the caller (so a caller without the verb learns
+   * nothing of roles or templates) and a check that the scope and its resource exist.
+   */
+  async #target(caller: Identity, place: Place, verb: Verb): Promise<Target> {
+    const target = this.#targetOf(place);
+    await this.#reviewer.authorize(caller, {
+      verb,
+      group: target.group,
+      resource: target.resource,
+      ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
+    });
+    if (place.scope === 'namespace') {
+      if (!(await this.#get(`/api/v1/namespaces/${encodeURIComponent(place.namespace)}`)))
+        throw notFound('', 'namespaces', place.namespace);
+    } else if (!target.impersonate) {
+      // A missing CRD answers 404 for its whole collection: say so, rather than "role not found".
+      if (!(await this.#get(`${target.collection}?limit=1`)))
+        throw new ApiError(
+          'NotFound',
+          `the resource ${target.resource}.${target.group} is not installed in this cluster`,
+          { details: { group: target.group, kind: target.resource } },
+        );
+      if (place.scope === 'workspace') {
+        const ws = `/apis/${this.#tenant}/v1alpha2/workspacetemplates/${encodeURIComponent(place.workspace)}`;
+        if (!(await this.#get(ws))) throw notFound(this.#tenant, 'workspacetemplates', place.workspace);
+      }
+    }
+    return target;
   }
 
-  async #namespace(place: RbacPlace): Promise<void> {
-    if (place.scope === 'cluster') return;
-    if (!(await this.#get(`/api/v1/namespaces/${encodeURIComponent(place.namespace)}`)))
-      throw notFound('', 'namespaces', place.namespace);
+  #targetOf(place: Place): Target {
+    const iamV = `/apis/${this.#iam}/v1alpha2`;
+    switch (place.scope) {
+      case 'global':
+        return {
+          kind: 'GlobalRole',
+          apiVersion: `${this.#iam}/v1alpha2`,
+          group: this.#iam,
+          resource: 'globalroles',
+          collection: `${iamV}/globalroles`,
+          impersonate: false,
+          templates: 'among the GlobalRoles',
+        };
+      case 'workspace':
+        return {
+          kind: 'WorkspaceRole',
+          apiVersion: `${this.#iam}/v1alpha2`,
+          group: this.#iam,
+          resource: 'workspaceroles',
+          label: [this.#words.workspaceLabel, place.workspace],
+          collection: `${iamV}/workspaceroles`,
+          impersonate: false,
+          templates: 'among the WorkspaceRoles',
+        };
+      case 'cluster':
+        return {
+          kind: 'ClusterRole',
+          apiVersion: `${RBAC}/v1`,
+          group: RBAC,
+          resource: 'clusterroles',
+          collection: `${RBAC_V1}/clusterroles`,
+          impersonate: true,
+          templates: 'among the ClusterRoles',
+        };
+      case 'namespace':
+        return {
+          kind: 'Role',
+          apiVersion: `${RBAC}/v1`,
+          group: RBAC,
+          resource: 'roles',
+          namespace: place.namespace,
+          collection: `${RBAC_V1}/namespaces/${encodeURIComponent(place.namespace)}/roles`,
+          impersonate: true,
+          templates: `among the Roles of namespace "${place.namespace}"`,
+        };
+    }
   }
 
-  async #existing(place: RbacPlace, name: string): Promise<RoleObject> {
-    await this.#namespace(place);
-    const found = await this.#get<RoleObject>(this.#item(place, name));
-    if (!found) throw notFound(RBAC, place.scope === 'cluster' ? 'clusterroles' : 'roles', name);
+  /** The stored role; 404 when there is none (a WorkspaceRole: none of this workspace). */
+  async #existing(target: Target, name: string): Promise<RoleObject> {
+    const found = await this.#get<RoleObject>(item(target, name));
+    if (!found || (target.label && found.metadata.labels?.[target.label[0]] !== target.label[1]))
+      throw notFound(target.group, target.resource, name);
     return found;
   }
 
-  /** The body checked as a Role (in the path's namespace) or a ClusterRole. */
-  #parse(place: RbacPlace, body: unknown): RoleObject {
-    const kind = place.scope === 'cluster' ? 'ClusterRole' : 'Role';
+  /** The body checked as a role of the target's kind (a Role: in the path's namespace). */
+  #parse(target: Target, body: unknown): RoleObject {
+    const { kind, apiVersion } = target;
     if (!isRecord(body)) throw invalid('', `the body must be a ${kind} object`);
     if (body['kind'] !== undefined && body['kind'] !== kind)
       throw invalid('kind', `kind must be ${kind}, not ${JSON.stringify(body['kind'])}`);
-    if (body['apiVersion'] !== undefined && body['apiVersion'] !== `${RBAC}/v1`)
-      throw invalid('apiVersion', `apiVersion must be ${RBAC}/v1`);
+    if (body['apiVersion'] !== undefined && body['apiVersion'] !== apiVersion)
+      throw invalid('apiVersion', `apiVersion must be ${apiVersion}`);
     const metadata = body['metadata'];
     if (!isRecord(metadata)) throw invalid('metadata', 'metadata must be an object');
     const name = metadata['name'];
@@ -154,19 +240,24 @@ export class RbacRoleWrites {
         'metadata.name',
         `metadata.name must be a DNS-1123 subdomain (lower case letters, digits, '-' and '.'), not ${JSON.stringify(name ?? null)}`,
       );
-    if (
-      place.scope === 'namespace' &&
-      metadata['namespace'] !== undefined &&
-      metadata['namespace'] !== place.namespace
-    )
-      throw invalid('metadata.namespace', `metadata.namespace must be ${place.namespace}, the path's`);
+    const namespace = target.namespace;
+    if (metadata['namespace'] !== undefined && metadata['namespace'] !== namespace)
+      throw invalid(
+        'metadata.namespace',
+        namespace ? `metadata.namespace must be ${namespace}, the path's` : `a ${kind} has no namespace`,
+      );
     if (body['rules'] !== undefined && body['rules'] !== null && !Array.isArray(body['rules']))
       throw invalid('rules', 'rules must be a list');
+    const labels = isRecord(metadata['labels']) ? metadata['labels'] : {};
     const role = {
       ...body,
-      apiVersion: `${RBAC}/v1`,
+      apiVersion,
       kind,
-      metadata: { ...metadata, ...(place.scope === 'namespace' ? { namespace: place.namespace } : {}) },
+      metadata: {
+        ...metadata,
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(target.label ? { labels: { ...labels, [target.label[0]]: target.label[1] } } : {}),
+      },
     } as RoleObject;
     this.#aggregationNames(role);
     return role;
@@ -189,18 +280,18 @@ export class RbacRoleWrites {
   }
 
   /** The rules of the aggregated templates, in place of the role's own (duplicates dropped). */
-  async #aggregate(place: RbacPlace, role: RoleObject): Promise<void> {
+  async #aggregate(target: Target, role: RoleObject): Promise<void> {
     const names = this.#aggregationNames(role);
     if (names === undefined) return;
     const rules: unknown[] = [];
     const seen = new Set<string>();
     for (const name of new Set(names)) {
-      const template = await this.#get<RoleObject>(this.#item(place, name));
+      const template = await this.#get<RoleObject>(item(target, name));
       if (!template)
         throw new ApiError(
           'NotFound',
-          `role template "${name}" named in ${this.#words.aggregationRoles} not found ${place.scope === 'cluster' ? 'among the ClusterRoles' : `among the Roles of namespace "${place.namespace}"`}`,
-          { details: { name, group: RBAC, kind: place.scope === 'cluster' ? 'clusterroles' : 'roles' } },
+          `role template "${name}" named in ${this.#words.aggregationRoles} not found ${target.templates}`,
+          { details: { name, group: target.group, kind: target.resource } },
         );
       for (const rule of template.rules ?? []) {
         const key = JSON.stringify(rule);
@@ -210,16 +301,6 @@ export class RbacRoleWrites {
       }
     }
     role.rules = rules;
-  }
-
-  #collection(place: RbacPlace): string {
-    return place.scope === 'cluster'
-      ? `${RBAC_V1}/clusterroles`
-      : `${RBAC_V1}/namespaces/${encodeURIComponent(place.namespace)}/roles`;
-  }
-
-  #item(place: RbacPlace, name: string): string {
-    return `${this.#collection(place)}/${encodeURIComponent(name)}`;
   }
 
   /** A read with the server's own credentials; undefined on 404. */
@@ -232,8 +313,10 @@ export class RbacRoleWrites {
     }
   }
 
+  /** As the caller (impersonated) for Kubernetes RBAC roles; with the server's own credentials otherwise. */
   async #write(
     caller: Identity,
+    target: Target,
     method: 'POST' | 'PUT' | 'DELETE',
     path: string,
     body: RoleObject | undefined,
@@ -248,13 +331,17 @@ export class RbacRoleWrites {
         method,
         ...(body === undefined ? {} : { body }),
         timeoutMs: this.#timeoutMs,
-        impersonate: caller,
+        ...(target.impersonate ? { impersonate: caller } : {}),
         dispatcher: await this.#dispatcher,
       });
     } catch (err) {
       throw asApiError(err, doing);
     }
   }
+}
+
+function item(target: Target, name: string): string {
+  return `${target.collection}/${encodeURIComponent(name)}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { ApiException, CoreV1Api, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import {
   adminKubeConfig,
   createUser,
@@ -19,12 +25,18 @@ import {
 } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
-import { installChartTenantCrds, installTenantCrds } from '../support/tenant-fixtures.ts';
+import {
+  createWorkspace,
+  deleteWorkspaces,
+  installChartTenantCrds,
+  installTenantCrds,
+} from '../support/tenant-fixtures.ts';
 
 const cp = await testControlPlane();
 const kc = adminKubeConfig(cp.kubeconfigPath);
 const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
 const core = kc.makeApiClient(CoreV1Api);
+const objects = kc.makeApiClient(CustomObjectsApi);
 const sfx = randomBytes(3).toString('hex');
 const PASSWORD = 'Roles-Pa55word!';
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -53,6 +65,7 @@ const profiles = [
   {
     title: "the original's CRDs (seed-shaped, this file's platform name)",
     platform: 'rolewrites',
+    globalRoles: true,
     async install(platform: string) {
       await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], platform);
       await installIamCrds(kc, platform, { except: ['users'] });
@@ -62,6 +75,7 @@ const profiles = [
   {
     title: 'only our CRDs',
     platform: 'rolewritesbare',
+    globalRoles: false,
     async install(platform: string) {
       await installIamCrds(kc, platform);
       await installChartTenantCrds(kc, platform);
@@ -83,6 +97,36 @@ for (const profile of profiles) {
     const C_VIEW_CM = `${tag}-tpl-view-cm-${sfx}`;
     const C_ROLE = `${tag}-custom-${sfx}`;
     const CLUSTER_ROLES = [C_VIEW_PODS, C_VIEW_CM, C_ROLE];
+    const IAM = { group: `iam.${P}.io`, version: 'v1alpha2' };
+    const WS = `${tag}-ws-${sfx}`;
+    const WS_LABEL = `${P}.io/workspace`;
+    const W_TPL_VIEW = `${tag}-wtpl-view-${sfx}`;
+    const W_TPL_MANAGE = `${tag}-wtpl-manage-${sfx}`;
+    const W_BUILT_IN = `${WS}-viewer`;
+    const W_ROLE = `${WS}-custom`;
+    const G_TPL = `${tag}-gtpl-${sfx}`;
+    const G_ROLE = `${tag}-global-${sfx}`;
+    const customObject = (
+      plural: string,
+      kind: string,
+      name: string,
+      labels: Record<string, string>,
+      annotations = {},
+    ) =>
+      objects.createClusterCustomObject({
+        ...IAM,
+        plural,
+        body: {
+          apiVersion: `${IAM.group}/${IAM.version}`,
+          kind,
+          metadata: { name, labels, annotations },
+          rules: [...VIEW_PODS],
+        },
+      });
+    const readObject = async (plural: string, name: string) =>
+      (await objects.getClusterCustomObject({ ...IAM, plural, name })) as Role & {
+        metadata: { labels?: Record<string, string> };
+      };
     let server: ServerProcess;
     const tokens = new Map<string, string>();
 
@@ -130,7 +174,9 @@ for (const profile of profiles) {
       assert.match(body.message, message);
     };
     const aggregating = (kind: string, name: string, templates: string[], rules: V1PolicyRule[] = []) => ({
-      apiVersion: `${RBAC_GROUP}/v1`,
+      apiVersion: ['GlobalRole', 'WorkspaceRole'].includes(kind)
+        ? `iam.${P}.io/v1alpha2`
+        : `${RBAC_GROUP}/v1`,
       kind,
       metadata: { name, annotations: { [AGGREGATION]: JSON.stringify(templates) } },
       rules,
@@ -141,6 +187,12 @@ for (const profile of profiles) {
       await rbac.deleteClusterRoleBinding({ name: `${ADMIN}-cluster-admin` }).catch(ignore404);
       for (const name of CLUSTER_ROLES) await rbac.deleteClusterRole({ name }).catch(ignore404);
       await core.deleteNamespace({ name: NS }).catch(ignore404);
+      for (const name of [W_TPL_VIEW, W_TPL_MANAGE, W_BUILT_IN, W_ROLE])
+        await objects.deleteClusterCustomObject({ ...IAM, plural: 'workspaceroles', name }).catch(ignore404);
+      if (profile.globalRoles)
+        for (const name of [G_TPL, G_ROLE])
+          await objects.deleteClusterCustomObject({ ...IAM, plural: 'globalroles', name }).catch(ignore404);
+      await deleteWorkspaces(kc, P, [WS]);
       await deleteUsersAndSessions(kc, USERS, P);
     };
 
@@ -203,6 +255,17 @@ for (const profile of profiles) {
           subjects: [{ kind: 'User', apiGroup: RBAC_GROUP, name: OWNER }],
         },
       });
+      await createWorkspace(kc, P, WS);
+      await customObject('workspaceroles', 'WorkspaceRole', W_TPL_VIEW, { [TEMPLATE]: 'true' });
+      await customObject('workspaceroles', 'WorkspaceRole', W_TPL_MANAGE, { [TEMPLATE]: 'true' });
+      await customObject(
+        'workspaceroles',
+        'WorkspaceRole',
+        W_BUILT_IN,
+        { [WS_LABEL]: WS },
+        { [`${P}.io/creator`]: 'system' },
+      );
+      if (profile.globalRoles) await customObject('globalroles', 'GlobalRole', G_TPL, { [TEMPLATE]: 'true' });
       server = await startReadyServer([
         `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
         `--platformName=${P}`,
@@ -413,5 +476,105 @@ for (const profile of profiles) {
       assert.equal(gone.status, 200, gone.text);
       await assert.rejects(rbac.readClusterRole({ name: C_ROLE }));
     });
+    test('a WorkspaceRole: authorized as the caller, written by the server with the workspace label; aggregation, patch, delete', async () => {
+      const roles = `workspaces/${WS}/workspaceroles`;
+      // The owner has no RBAC on WorkspaceRoles: refused before anything is read.
+      await fails(
+        call(OWNER, 'POST', roles, aggregating('WorkspaceRole', W_ROLE, [W_TPL_VIEW])),
+        403,
+        /workspaceroles/,
+      );
+      const made = await call(ADMIN, 'POST', roles, {
+        ...aggregating('WorkspaceRole', W_ROLE, [W_TPL_VIEW, W_TPL_MANAGE]),
+        metadata: {
+          name: W_ROLE,
+          labels: { [WS_LABEL]: 'elsewhere' },
+          annotations: { [AGGREGATION]: JSON.stringify([W_TPL_VIEW, W_TPL_MANAGE]) },
+        },
+      });
+      assert.equal(made.status, 200, made.text);
+      const stored = await readObject('workspaceroles', W_ROLE);
+      assert.equal(stored.metadata.labels?.[WS_LABEL], WS);
+      assert.deepEqual(plain(stored.rules), plain(VIEW_PODS)); // both templates hold the same rule: once
+      await fails(
+        call(ADMIN, 'POST', roles, aggregating('WorkspaceRole', W_ROLE, [])),
+        409,
+        new RegExp(W_ROLE),
+      );
+      await fails(
+        call(ADMIN, 'POST', roles, aggregating('WorkspaceRole', `${W_ROLE}-x`, [`${tag}-wmissing-${sfx}`])),
+        404,
+        new RegExp(`${tag}-wmissing-${sfx}`),
+      );
+      await fails(
+        call(ADMIN, 'POST', roles, { kind: 'GlobalRole', metadata: { name: 'a' } }),
+        400,
+        /WorkspaceRole/,
+      );
+      // Not of this workspace: the templates (no workspace label) are not its roles.
+      await fails(call(ADMIN, 'DELETE', `${roles}/${W_TPL_VIEW}`), 404, new RegExp(W_TPL_VIEW));
+      await fails(
+        call(ADMIN, 'POST', `workspaces/${tag}-nows-${sfx}/workspaceroles`, { metadata: { name: 'a' } }),
+        404,
+        /nows/,
+      );
+      const patched = await call(
+        ADMIN,
+        'PATCH',
+        `${roles}/${W_ROLE}`,
+        { metadata: { labels: { [WS_LABEL]: null, x: 'y' } } },
+        { type: 'application/merge-patch+json' },
+      );
+      assert.equal(patched.status, 200, patched.text);
+      const after = await readObject('workspaceroles', W_ROLE);
+      assert.equal(after.metadata.labels?.[WS_LABEL], WS);
+      assert.equal(after.metadata.labels?.['x'], 'y');
+      await fails(
+        call(ADMIN, 'PUT', `${roles}/${W_ROLE}`, {
+          kind: 'WorkspaceRole',
+          metadata: { name: W_ROLE, resourceVersion: stored.metadata.resourceVersion },
+          rules: [],
+        }),
+        409,
+        new RegExp(W_ROLE),
+      );
+      await fails(call(ADMIN, 'DELETE', `${roles}/${W_BUILT_IN}`), 403, /creator: system/);
+      const gone = await call(ADMIN, 'DELETE', `${roles}/${W_ROLE}`);
+      assert.equal(gone.status, 200, gone.text);
+      await assert.rejects(readObject('workspaceroles', W_ROLE));
+    });
+
+    test(
+      profile.globalRoles
+        ? 'a GlobalRole: aggregation, replace, built-in refused, delete'
+        : 'GlobalRoles not installed: 404 naming the resource',
+      async () => {
+        const body = aggregating('GlobalRole', G_ROLE, [G_TPL]);
+        if (!profile.globalRoles) {
+          await fails(
+            call(ADMIN, 'POST', 'globalroles', body),
+            404,
+            new RegExp(`globalroles.iam.${P}.io" is not installed|globalroles.iam.${P}.io is not installed`),
+          );
+          await fails(call(ADMIN, 'DELETE', `globalroles/${G_ROLE}`), 404, /not installed/);
+          return;
+        }
+        await fails(call(OWNER, 'POST', 'globalroles', body), 403, /globalroles/);
+        const made = await call(ADMIN, 'POST', 'globalroles', body);
+        assert.equal(made.status, 200, made.text);
+        assert.deepEqual(plain((await readObject('globalroles', G_ROLE)).rules), plain(VIEW_PODS));
+        const replaced = await call(ADMIN, 'PUT', `globalroles/${G_ROLE}`, {
+          kind: 'GlobalRole',
+          metadata: { name: G_ROLE },
+          rules: [],
+        });
+        assert.equal(replaced.status, 200, replaced.text);
+        assert.deepEqual(plain((await readObject('globalroles', G_ROLE)).rules), []);
+        await fails(call(ADMIN, 'DELETE', `globalroles/${G_TPL}`), 403, /role template/);
+        const gone = await call(ADMIN, 'DELETE', `globalroles/${G_ROLE}`);
+        assert.equal(gone.status, 200, gone.text);
+        await assert.rejects(readObject('globalroles', G_ROLE));
+      },
+    );
   });
 }

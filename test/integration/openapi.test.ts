@@ -272,7 +272,7 @@ describe('OpenAPI document of the real server', () => {
       const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
       assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
     }
-    // Role writes at the cluster and in a project, as Oscar (no RBAC on roles): refused before anything is read.
+    // Role writes at every scope, as Oscar (no RBAC on roles): refused before anything is read.
     const oscarRole = (kind: string) => ({ kind, metadata: { name: 'openapi-role' }, rules: [] });
     const mergePatch: RequestInit = {
       method: 'PATCH',
@@ -288,6 +288,14 @@ describe('OpenAPI document of the real server', () => {
       ['namespaces/default/roles/openapi-role', member('PUT', oscarRole('Role'))],
       ['namespaces/default/roles/openapi-role', mergePatch],
       ['namespaces/default/roles/openapi-role', { ...bearer, method: 'DELETE' }],
+      ['globalroles', member('POST', oscarRole('GlobalRole'))],
+      ['globalroles/openapi-role', member('PUT', oscarRole('GlobalRole'))],
+      ['globalroles/openapi-role', mergePatch],
+      ['globalroles/openapi-role', { ...bearer, method: 'DELETE' }],
+      ['workspaces/openapi-ws/workspaceroles', member('POST', oscarRole('WorkspaceRole'))],
+      ['workspaces/openapi-ws/workspaceroles/openapi-role', member('PUT', oscarRole('WorkspaceRole'))],
+      ['workspaces/openapi-ws/workspaceroles/openapi-role', mergePatch],
+      ['workspaces/openapi-ws/workspaceroles/openapi-role', { ...bearer, method: 'DELETE' }],
     ] as [string, RequestInit][]) {
       const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
       assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
