@@ -15,6 +15,8 @@ import { membersApi } from './members-api.ts';
 import { membersRoutes } from './members-routes.ts';
 import { RoleCache } from './role-cache.ts';
 import { RoleLists } from './role-lists.ts';
+import { roleWritesRoutes } from './role-writes-routes.ts';
+import { RoleWrites } from './role-writes.ts';
 import { roleVocabulary } from './role-objects.ts';
 import { rolesApi } from './roles-api.ts';
 import { rolesRoutes } from './roles-routes.ts';
@@ -85,6 +87,7 @@ export const iamModule: FeatureModule = {
     };
     const memberWrites = new RbacMemberWrites(writeDeps);
     const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
+    const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
     return {
       edge: {
         protectedRoutes: [
@@ -93,6 +96,7 @@ export const iamModule: FeatureModule = {
           rolesRoutes({ platformName, roles: roleLists }),
           membersRoutes({ platformName, members }),
           memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
+          roleWritesRoutes({ platformName, writes: roleWrites }),
         ],
         openApi: [
           usersApi({ platformName }),

@@ -8,9 +8,11 @@ import {
   type ApiDescription,
   type Operation,
   type Parameter,
+  type PathItem,
 } from '../http/openapi-components.ts';
 import { metadataListParameters } from '../list-query/list-query-api.ts';
 import { iamPrefix } from './iam-paths.ts';
+import { roleWriteOperations } from './role-writes-api.ts';
 
 const noStore = { 'Cache-Control': { schema: { const: 'no-store' } } };
 const path = (name: string): Parameter => ({ name, in: 'path', required: true, schema: { type: 'string' } });
@@ -110,6 +112,8 @@ export function rolesApi(ctx: { platformName: string }): ApiDescription {
   const prefix = iamPrefix(ctx.platformName);
   const ws = [path('workspace')];
   const ns = [path('namespace')];
+  const writes = roleWriteOperations(ctx.platformName);
+  const withWrites = (p: string, item: PathItem): PathItem => ({ ...item, ...writes[p] });
   return {
     schemas: {
       IamRole: {
@@ -130,27 +134,29 @@ export function rolesApi(ctx: { platformName: string }): ApiDescription {
       },
       IamRoleList: listEnvelope('IamRole'),
     },
-    paths: {
-      [`${prefix}/globalroles`]: { get: listOperation('listGlobalRoles', SCOPES.global, []) },
-      [`${prefix}/globalroles/{globalrole}`]: {
-        get: getOperation('getGlobalRole', SCOPES.global, [path('globalrole')]),
-      },
-      [`${prefix}/clusterroles`]: { get: listOperation('listClusterRoles', SCOPES.cluster, []) },
-      [`${prefix}/clusterroles/{clusterrole}`]: {
-        get: getOperation('getClusterRole', SCOPES.cluster, [path('clusterrole')]),
-      },
-      [`${prefix}/workspaces/{workspace}/workspaceroles`]: {
-        get: listOperation('listWorkspaceRoles', SCOPES.workspace, ws),
-      },
-      [`${prefix}/workspaces/{workspace}/workspaceroles/{workspacerole}`]: {
-        get: getOperation('getWorkspaceRole', SCOPES.workspace, [...ws, path('workspacerole')]),
-      },
-      [`${prefix}/namespaces/{namespace}/roles`]: {
-        get: listOperation('listNamespaceRoles', SCOPES.namespace, ns),
-      },
-      [`${prefix}/namespaces/{namespace}/roles/{role}`]: {
-        get: getOperation('getNamespaceRole', SCOPES.namespace, [...ns, path('role')]),
-      },
-    },
+    paths: Object.fromEntries(
+      Object.entries({
+        [`${prefix}/globalroles`]: { get: listOperation('listGlobalRoles', SCOPES.global, []) },
+        [`${prefix}/globalroles/{globalrole}`]: {
+          get: getOperation('getGlobalRole', SCOPES.global, [path('globalrole')]),
+        },
+        [`${prefix}/clusterroles`]: { get: listOperation('listClusterRoles', SCOPES.cluster, []) },
+        [`${prefix}/clusterroles/{clusterrole}`]: {
+          get: getOperation('getClusterRole', SCOPES.cluster, [path('clusterrole')]),
+        },
+        [`${prefix}/workspaces/{workspace}/workspaceroles`]: {
+          get: listOperation('listWorkspaceRoles', SCOPES.workspace, ws),
+        },
+        [`${prefix}/workspaces/{workspace}/workspaceroles/{workspacerole}`]: {
+          get: getOperation('getWorkspaceRole', SCOPES.workspace, [...ws, path('workspacerole')]),
+        },
+        [`${prefix}/namespaces/{namespace}/roles`]: {
+          get: listOperation('listNamespaceRoles', SCOPES.namespace, ns),
+        },
+        [`${prefix}/namespaces/{namespace}/roles/{role}`]: {
+          get: getOperation('getNamespaceRole', SCOPES.namespace, [...ns, path('role')]),
+        },
+      }).map(([p, item]) => [p, withWrites(p, item)]),
+    ),
   };
 }

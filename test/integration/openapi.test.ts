@@ -272,6 +272,34 @@ describe('OpenAPI document of the real server', () => {
       const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
       assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
     }
+    // Role writes at every scope, as Oscar (no RBAC on roles): refused before anything is read.
+    const oscarRole = (kind: string) => ({ kind, metadata: { name: 'openapi-role' }, rules: [] });
+    const mergePatch: RequestInit = {
+      method: 'PATCH',
+      headers: { ...bearer.headers, 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify({ metadata: { labels: { a: 'b' } } }),
+    };
+    for (const [path, init] of [
+      ['clusterroles', member('POST', oscarRole('ClusterRole'))],
+      ['clusterroles/openapi-role', member('PUT', oscarRole('ClusterRole'))],
+      ['clusterroles/openapi-role', mergePatch],
+      ['clusterroles/openapi-role', { ...bearer, method: 'DELETE' }],
+      ['namespaces/default/roles', member('POST', oscarRole('Role'))],
+      ['namespaces/default/roles/openapi-role', member('PUT', oscarRole('Role'))],
+      ['namespaces/default/roles/openapi-role', mergePatch],
+      ['namespaces/default/roles/openapi-role', { ...bearer, method: 'DELETE' }],
+      ['globalroles', member('POST', oscarRole('GlobalRole'))],
+      ['globalroles/openapi-role', member('PUT', oscarRole('GlobalRole'))],
+      ['globalroles/openapi-role', mergePatch],
+      ['globalroles/openapi-role', { ...bearer, method: 'DELETE' }],
+      ['workspaces/openapi-ws/workspaceroles', member('POST', oscarRole('WorkspaceRole'))],
+      ['workspaces/openapi-ws/workspaceroles/openapi-role', member('PUT', oscarRole('WorkspaceRole'))],
+      ['workspaces/openapi-ws/workspaceroles/openapi-role', mergePatch],
+      ['workspaces/openapi-ws/workspaceroles/openapi-role', { ...bearer, method: 'DELETE' }],
+    ] as [string, RequestInit][]) {
+      const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
+      assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
+    }
     // /kapis/version: anonymous as in the original (its console asks before login), and with a token.
     const kubeVersion = await kubeRequest<Record<string, unknown>>(kc, '/version', { timeoutMs: 10_000 });
     for (const init of [{}, bearer]) {
