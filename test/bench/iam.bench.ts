@@ -15,11 +15,9 @@ import { startControlPlane } from '../cluster/control-plane.ts';
 import {
   adminKubeConfig,
   generateTestKeys,
-  installCrdFiles,
   installIamCrds,
+  installOriginalRoleModel,
   passwordLogin,
-  SEED_CRD_FILES,
-  SEED_ROLE_CRD_FILES,
 } from '../support/iam-fixtures.ts';
 import { startRealServer } from './real-server.ts';
 import { inBatches, measureSequential } from './sequential-latency.ts';
@@ -144,8 +142,7 @@ try {
     ['platform', false],
   ] as const) {
     if (original) {
-      await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], platform);
-      await installIamCrds(kc, platform, { except: ['users'] });
+      await installOriginalRoleModel(kc, platform);
     } else {
       await installIamCrds(kc, platform);
     }

@@ -8,13 +8,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { createNodes } from '../cluster/node-fixtures.ts';
-import {
-  createUser,
-  installCrdFiles,
-  installIamCrds,
-  SEED_CRD_FILES,
-  SEED_ROLE_CRD_FILES,
-} from '../support/iam-fixtures.ts';
+import { createUser, installOriginalRoleModel } from '../support/iam-fixtures.ts';
 import { createWorkspace, createWorkspaceNamespace, installTenantCrds } from '../support/tenant-fixtures.ts';
 
 /** The console always speaks to `kubesphere`. */
@@ -72,8 +66,7 @@ const CREATOR = 'kubesphere.io/creator';
  * would), nodes and a node event.
  */
 export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
-  await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], PLATFORM);
-  await installIamCrds(kc, PLATFORM, { except: ['users'] });
+  await installOriginalRoleModel(kc, PLATFORM);
   await installTenantCrds(kc, PLATFORM);
   await createUser(
     kc,

@@ -17,11 +17,9 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installCrdFiles,
   installIamCrds,
+  installOriginalRoleModel,
   passwordLogin,
-  SEED_CRD_FILES,
-  SEED_ROLE_CRD_FILES,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
@@ -143,8 +141,7 @@ describe("the original's role model installed (platformName kubesphere)", () => 
   };
 
   before(async () => {
-    await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], P);
-    await installIamCrds(kc, P, { except: ['users'] });
+    await installOriginalRoleModel(kc, P);
     await cleanup();
     await createUser(
       kc,

@@ -18,11 +18,9 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installCrdFiles,
   installIamCrds,
+  installOriginalRoleModel,
   passwordLogin,
-  SEED_CRD_FILES,
-  SEED_ROLE_CRD_FILES,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
@@ -196,8 +194,7 @@ describe("the original's role model installed (seed CRDs under this file's platf
   };
 
   before(async () => {
-    await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], P);
-    await installIamCrds(kc, P, { except: ['users'] });
+    await installOriginalRoleModel(kc, P);
     await installTenantCrds(kc, P);
     await cleanup();
     for (const name of USERS)

@@ -16,11 +16,9 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installCrdFiles,
   installIamCrds,
+  installOriginalRoleModel,
   passwordLogin,
-  SEED_CRD_FILES,
-  SEED_ROLE_CRD_FILES,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
@@ -67,8 +65,7 @@ const profiles = [
     platform: 'rolewrites',
     globalRoles: true,
     async install(platform: string) {
-      await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], platform);
-      await installIamCrds(kc, platform, { except: ['users'] });
+      await installOriginalRoleModel(kc, platform);
       await installTenantCrds(kc, platform);
     },
   },

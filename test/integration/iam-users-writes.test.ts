@@ -17,12 +17,10 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installCrdFiles,
   installIamCrds,
+  installOriginalRoleModel,
   listSessions,
   passwordLogin,
-  SEED_CRD_FILES,
-  SEED_ROLE_CRD_FILES,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
 import type { ServerProcess } from '../support/server-process.ts';
@@ -208,8 +206,7 @@ function profile(options: { platform: string; original: boolean }) {
 
   before(async () => {
     if (options.original) {
-      await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], P);
-      await installIamCrds(kc, P, { except: ['users'] });
+      await installOriginalRoleModel(kc, P);
     } else {
       await installIamCrds(kc, P);
     }

@@ -146,6 +146,15 @@ export async function installCrdFiles(kc: KubeConfig, paths: string[], platform:
   }
 }
 
+/**
+ * The original's role model for a platform name, as where the original is installed: its users, login
+ * records and role CRDs (seed-shaped), and ours but the users.
+ */
+export async function installOriginalRoleModel(kc: KubeConfig, platform: string): Promise<void> {
+  await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], platform);
+  await installIamCrds(kc, platform, { except: ['users'] });
+}
+
 export interface TestUser {
   name: string;
   password: string;
