@@ -4,6 +4,15 @@ import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-se
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
 import { userAccountsRef } from '../tokens/user-accounts.ts';
 import { userDirectoryRef } from '../tokens/user-directory.ts';
+import { devopsRoutes } from './devops-routes.ts';
+import { GroupAccess } from './group-access.ts';
+import { GroupCache } from './group-cache.ts';
+import { GroupMembers } from './group-members.ts';
+import { GroupRoleBindings } from './group-role-bindings.ts';
+import { Groups } from './groups.ts';
+import { groupsApi } from './groups-api.ts';
+import { groupsRoutes } from './groups-routes.ts';
+import { IamKube } from './iam-kube.ts';
 import { MemberLists } from './member-lists.ts';
 import { memberWritesRoutes } from './member-writes-routes.ts';
 import { RbacMemberWrites } from './member-writes.ts';
@@ -88,6 +97,44 @@ export const iamModule: FeatureModule = {
     const memberWrites = new RbacMemberWrites(writeDeps);
     const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
     const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
+    const groupCache = new GroupCache({
+      kubeConfig: ctx.get(kubeConfigRef),
+      iamGroup: directory.iam.group,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(cacheMetricsRef),
+    });
+    const kube = new IamKube(ctx.get(kubeConfigRef), writeDeps.timeoutMs);
+    const groupAccess = new GroupAccess({
+      reviewer,
+      workspaces: ctx.get(workspaceAccessRef),
+      kube,
+      platformName,
+    });
+    const groupMembers = new GroupMembers({
+      cache: groupCache,
+      access: groupAccess,
+      kube,
+      users: directory,
+      accounts: ctx.get(userAccountsRef),
+      platformName,
+    });
+    const groupRoleBindings = new GroupRoleBindings({
+      kube,
+      access: groupAccess,
+      scopes: access,
+      roles: cache,
+      reviewer,
+      users: directory,
+      platformName,
+    });
+    const groups = new Groups({
+      cache: groupCache,
+      access: groupAccess,
+      kube,
+      members: groupMembers,
+      roleBindings: groupRoleBindings,
+      platformName,
+    });
     return {
       edge: {
         protectedRoutes: [
@@ -97,17 +144,25 @@ export const iamModule: FeatureModule = {
           membersRoutes({ platformName, members }),
           memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
           roleWritesRoutes({ platformName, writes: roleWrites }),
+          groupsRoutes({ platformName, groups, members: groupMembers, roleBindings: groupRoleBindings }),
+          devopsRoutes(platformName),
         ],
         openApi: [
           usersApi({ platformName }),
           memberRolesApi({ platformName }),
           rolesApi({ platformName }),
           membersApi({ platformName }),
+          groupsApi({ platformName }),
         ],
       },
-      readiness: { 'iam-roles': () => cache.ready },
-      start: () => cache.start(),
-      stop: () => cache.stop(),
+      readiness: { 'iam-roles': () => cache.ready, 'iam-groups': () => groupCache.ready },
+      start: () => {
+        cache.start();
+        groupCache.start();
+      },
+      stop: async () => {
+        await Promise.all([cache.stop(), groupCache.stop()]);
+      },
     };
   },
 };
