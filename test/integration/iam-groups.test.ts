@@ -443,7 +443,7 @@ for (const profile of profiles) {
       );
       const projectBindings = await waitFor('the project binding listed', async () => {
         const res = await call(
-          LEAD,
+          ADMIN,
           'GET',
           `workspaces/${WS}/rolebindings?labelSelector=${GROUP_REF}=${made.dev}`,
         );
@@ -451,6 +451,9 @@ for (const profile of profiles) {
         return res.status === 200 && body.length === 1 ? body : undefined;
       });
       assert.equal(projectBindings[0]!.metadata.name, made2[0]!.metadata.name);
+      // The workspace's admin sees the workspace, but RBAC lets them list no RoleBindings in the project.
+      assert.deepEqual(await ok(call(LEAD, 'GET', `workspaces/${WS}/rolebindings`)), []);
+      await fails(call(EVE, 'GET', `workspaces/${WS}/rolebindings`), 403, /rolebindings/);
     });
 
     test('a group’s workspace role: WorkspaceRoleBindings of the workspace', async () => {
