@@ -6,7 +6,7 @@ import type { UserAccounts } from '../tokens/user-accounts.ts';
 import type { UserDirectory } from '../tokens/user-directory.ts';
 import type { GroupAccess } from './group-access.ts';
 import type { GroupBindingObject, GroupCache, GroupObject } from './group-cache.ts';
-import { alreadyExists, isRecord, listOf, text } from './group-input.ts';
+import { alreadyExists, checkName, isRecord, listOf, text } from './group-input.ts';
 import type { IamKube } from './iam-kube.ts';
 import { notFound as userNotFound } from './member-roles.ts';
 import { invalid } from './member-writes.ts';
@@ -244,8 +244,8 @@ export function parseGroupMembers(body: unknown): GroupMember[] {
   return listOf(body, '{"userName", "groupName"}').map((item, i) => {
     if (!isRecord(item)) throw invalid(`[${i}]`, `[${i}] must be an object {"userName", "groupName"}`);
     return {
-      userName: text(item, 'userName', `[${i}].userName`),
-      groupName: text(item, 'groupName', `[${i}].groupName`),
+      userName: checkName(text(item, 'userName', `[${i}].userName`), `[${i}].userName`),
+      groupName: checkName(text(item, 'groupName', `[${i}].groupName`), `[${i}].groupName`),
     };
   });
 }

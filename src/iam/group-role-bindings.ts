@@ -9,7 +9,7 @@ import type { GroupObject } from './group-cache.ts';
 import { alreadyExists, checkName, checkType, isRecord, listOf, stringMap, text } from './group-input.ts';
 import type { IamKube } from './iam-kube.ts';
 import { notFound as userNotFound } from './member-roles.ts';
-import { invalid } from './member-writes.ts';
+import { invalid, isPathSegmentName } from './member-writes.ts';
 import type { RoleCache } from './role-cache.ts';
 import type { BindingObject, RoleObject, Subject } from './role-objects.ts';
 import { notFound, type ScopeAccess } from './scope-access.ts';
@@ -227,6 +227,12 @@ export class GroupRoleBindings {
       const roleRef = item['roleRef'];
       if (!isRecord(roleRef)) throw invalid(`${at}.roleRef`, `${at}.roleRef must be an object`);
       const role = text(roleRef, 'name', `${at}.roleRef.name`);
+      if (place.scope === 'workspace') checkName(role, `${at}.roleRef.name`);
+      else if (!isPathSegmentName(role))
+        throw invalid(
+          `${at}.roleRef.name`,
+          `${at}.roleRef.name must be a role name (no '/' or '%', not '.' or '..')`,
+        );
       if (roleRef['kind'] !== undefined && roleRef['kind'] !== roleKind)
         throw invalid(`${at}.roleRef.kind`, `${at}.roleRef.kind must be ${roleKind}`);
       const subjects = item['subjects'];
@@ -241,7 +247,9 @@ export class GroupRoleBindings {
             `${field}.kind`,
             `${field}.kind must be User or Group, not ${JSON.stringify(subjectKind)}`,
           );
-        return { kind: subjectKind, apiGroup: RBAC, name: text(s, 'name', `${field}.name`) };
+        // Users and Groups are objects of the platform: a name that is no object name names nothing here.
+        const name = checkName(text(s, 'name', `${field}.name`), `${field}.name`);
+        return { kind: subjectKind, apiGroup: RBAC, name };
       });
       const first = parsed[0] as Subject;
       const ref = first.kind === 'Group' ? this.#groupRef : this.#userRef;

@@ -438,8 +438,8 @@ for (const profile of profiles) {
             roleRef: { kind: 'Role', name: 'viewer' },
           },
         ]),
-        404,
-        /system:authenticated/,
+        400,
+        /subjects\[0\]\.name must be a DNS-1123 subdomain.*system:authenticated/,
       );
       const projectBindings = await waitFor('the project binding listed', async () => {
         const res = await call(
@@ -485,7 +485,7 @@ for (const profile of profiles) {
         call(LEAD, 'POST', `workspaces/${WS}/workspacerolebindings`, [
           template('system:masters', `${WS}-admin`),
         ]),
-        404,
+        400,
         /system:masters/,
       );
       const list = await waitFor('the workspace binding listed', async () => {
