@@ -103,8 +103,9 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
-      // Users, sessions, login throttles; workspace templates, workspaces, workspace roles and bindings.
-      ...Array<string>(7).fill('CustomResourceDefinition'),
+      // Users, sessions, login throttles, groups and group bindings; workspace templates, workspaces,
+      // workspace roles and bindings.
+      ...Array<string>(9).fill('CustomResourceDefinition'),
       'Deployment',
       // The `helm test` hook Pod (templates/tests/).
       'Pod',

@@ -571,6 +571,20 @@ for (const profile of profiles) {
       );
     });
 
+    test('a deleted user’s group memberships go with them', async () => {
+      const qa = await ok<Named>(
+        call(LEAD, 'POST', `workspaces/${WS}/groups`, { metadata: { generateName: 'qa' } }),
+      );
+      await ok(
+        call(LEAD, 'POST', `workspaces/${WS}/groupbindings`, [
+          { userName: EVE, groupName: qa.metadata.name },
+        ]),
+      );
+      assert.deepEqual(await storedGroups(EVE), [qa.metadata.name]);
+      await ok(call(ADMIN, 'DELETE', `users/${EVE}`));
+      assert.deepEqual(await listed('groupbindings', `iam.${P}.io/user-ref=${EVE}`), []);
+    });
+
     test('DevOps projects are not served: every devops route is a 404 saying so', async () => {
       for (const [method, path] of [
         ['GET', 'devops/p1/members'],
