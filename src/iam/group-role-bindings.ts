@@ -3,7 +3,7 @@ import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import { parseListQuery, type RawQuery } from '../list-query/list-query.ts';
 import { matchesMetadata, sortAndPage, type Page } from '../list-query/metadata-page.ts';
-import type { UserDirectory } from '../tokens/user-directory.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
 import type { GroupAccess } from './group-access.ts';
 import type { GroupObject } from './group-cache.ts';
 import { alreadyExists, checkName, checkType, isRecord, listOf, stringMap, text } from './group-input.ts';

@@ -2,8 +2,10 @@ import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
-import { userAccountsRef } from '../tokens/user-accounts.ts';
-import { userDirectoryRef } from '../tokens/user-directory.ts';
+import { userAccounts, userSessionsRef } from '../users/user-accounts.ts';
+import { userDirectoryRef } from '../users/user-directory.ts';
+import { userAccountStoreRef } from '../users/users-module.ts';
+import { packageVersion } from '../version.ts';
 import { devopsRoutes } from './devops-routes.ts';
 import { GroupAccess } from './group-access.ts';
 import { GroupCache } from './group-cache.ts';
@@ -13,6 +15,8 @@ import { Groups } from './groups.ts';
 import { groupsApi } from './groups-api.ts';
 import { groupsRoutes } from './groups-routes.ts';
 import { IamKube } from './iam-kube.ts';
+import { loginRecordsApi } from './login-records-api.ts';
+import { loginRecordsRoutes } from './login-records-routes.ts';
 import { MemberLists } from './member-lists.ts';
 import { memberWritesRoutes } from './member-writes-routes.ts';
 import { RbacMemberWrites } from './member-writes.ts';
@@ -50,12 +54,14 @@ export const iamModule: FeatureModule = {
     cacheMetricsRef,
     accessReviewerRef,
     userDirectoryRef,
-    userAccountsRef,
+    userAccountStoreRef,
+    userSessionsRef,
     workspaceAccessRef,
   ],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
     const directory = ctx.get(userDirectoryRef);
+    const accountStore = ctx.get(userAccountStoreRef);
     const reviewer = ctx.get(accessReviewerRef);
     const vocabulary = roleVocabulary(platformName);
     const tenantGroup = `tenant.${platformName}.io`;
@@ -69,8 +75,13 @@ export const iamModule: FeatureModule = {
     });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
+    const accounts = userAccounts({
+      users: accountStore.store,
+      sessions: ctx.get(userSessionsRef),
+      iamGroup: directory.iam.group,
+    });
     const writes = new UserWrites({
-      accounts: ctx.get(userAccountsRef),
+      accounts,
       users: directory,
       roles,
       cache,
@@ -115,7 +126,7 @@ export const iamModule: FeatureModule = {
       access: groupAccess,
       kube,
       users: directory,
-      accounts: ctx.get(userAccountsRef),
+      accounts,
       platformName,
     });
     const groupRoleBindings = new GroupRoleBindings({
@@ -144,6 +155,12 @@ export const iamModule: FeatureModule = {
           membersRoutes({ platformName, members }),
           memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
           roleWritesRoutes({ platformName, writes: roleWrites }),
+          loginRecordsRoutes({
+            iam: directory.iam,
+            records: accountStore.records,
+            enabled: () => accountStore.schema.schema.loginRecords,
+            authorizer: reviewer,
+          }),
           groupsRoutes({ platformName, groups, members: groupMembers, roleBindings: groupRoleBindings }),
           devopsRoutes(platformName),
         ],
@@ -152,6 +169,7 @@ export const iamModule: FeatureModule = {
           memberRolesApi({ platformName }),
           rolesApi({ platformName }),
           membersApi({ platformName }),
+          loginRecordsApi({ platformName, version: packageVersion() }),
           groupsApi({ platformName }),
         ],
       },
