@@ -78,9 +78,10 @@ const PATTERNS: [Token['kind'] | 'space' | 'comment', RegExp][] = [
   ['string', /^"(?:[^"\\\n]|\\.)*"/],
   ['string', /^'(?:[^'\\\n]|\\.)*'/],
   ['string', /^`[^`]*`/],
-  ['duration', /^\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*(?![A-Za-z0-9_:])/],
-  ['number', /^(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![A-Za-z0-9_:])/],
-  ['ident', /^[A-Za-z_:][A-Za-z0-9_:]*/],
+  ['duration', /^\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*(?![A-Za-z0-9_])/],
+  ['number', /^(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![A-Za-z0-9_])/],
+  // A name may start with ":" (recorded series), but ":1m" in a subquery is a colon and a duration.
+  ['ident', /^(?:[A-Za-z_]|:(?![0-9]))[A-Za-z0-9_:]*/],
   ['punct', /^(?:=~|!~|!=|==|<=|>=|[-+*/%^<>=(){}[\],@:])/],
 ];
 
