@@ -18,6 +18,11 @@ import { testControlPlane } from '../support/shared-cluster.ts';
 import { installTenantCrds } from '../support/tenant-fixtures.ts';
 import { RECORDING_RULES, startTestPrometheus, type TestPrometheus } from '../support/test-prometheus.ts';
 import { promtoolPath } from '../tools/promtool.ts';
+import { runNginx } from '../support/nginx.ts';
+import { makeServingCertificate } from '../support/test-certificates.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const P = 'monpr';
 const NS_A = 'mon-pa';
@@ -386,6 +391,60 @@ describe('monitoring API on a real Prometheus (backfilled series, shipped record
       /limit is 100 \(monitoring\.maxPointsPerQuery\)/,
     );
     assert.equal(await prometheus.queriesServed(), before);
+  });
+
+  test('an https Prometheus behind a bearer token: the CA and token files are used', async () => {
+    const tls = makeServingCertificate();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mon-token-'));
+    const tokenFile = path.join(dir, 'token');
+    writeFileSync(tokenFile, 'mon-s3cret\n');
+    // A real nginx terminating TLS and refusing any other token, in front of the test Prometheus.
+    const proxy = await runNginx(
+      (port) => `
+  server {
+    listen 127.0.0.1:${port} ssl;
+    ssl_certificate ${tls.certFile};
+    ssl_certificate_key ${tls.keyFile};
+    location / {
+      if ($http_authorization != "Bearer mon-s3cret") { return 401; }
+      proxy_pass ${prometheus.url};
+    }
+  }`,
+    );
+    const endpoint = `https://127.0.0.1:${proxy.port}`;
+    const servers: ServerProcess[] = [];
+    try {
+      const ask = async (args: string[]) => {
+        const s = await startReadyServer([
+          `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+          `--platformName=${P}`,
+          `--monitoring.endpoint=${endpoint}`,
+          ...args,
+        ]);
+        servers.push(s);
+        const login = await passwordLogin(s.url, ADMIN.name, ADMIN.password, { id: P, secret: P });
+        const res = await fetch(`${s.url}${base}/nodes/n1?time=${T}&metrics_filter=node_cpu_total$`, {
+          headers: { Authorization: `Bearer ${String(login.body['access_token'])}` },
+        });
+        assert.equal(res.status, 200);
+        return ((await res.json()) as Answer).results[0]!;
+      };
+      const ok = await ask([
+        `--monitoring.caFile=${tls.caFile}`,
+        `--monitoring.bearerTokenFile=${tokenFile}`,
+      ]);
+      assert.equal(ok.error, undefined);
+      assert.equal(ok.data.result?.[0]?.value?.[1], '4');
+      const noToken = await ask([`--monitoring.caFile=${tls.caFile}`]);
+      assert.equal(noToken.error, 'Prometheus answered 401 without a JSON body');
+      const noCa = await ask([`--monitoring.bearerTokenFile=${tokenFile}`]);
+      assert.match(noCa.error ?? '', /^cannot reach Prometheus: /);
+    } finally {
+      for (const s of servers) await s.stop();
+      await proxy.stop();
+      tls.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('ten consoles asking the same page at once cost Prometheus one query per metric', async () => {
