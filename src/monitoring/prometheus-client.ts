@@ -72,7 +72,11 @@ export class PrometheusClient {
 
   /** `GET /api/v1/query`: an instant query at `time` (Unix seconds). */
   query(expr: string, time: number): Promise<PromData> {
-    return this.#call<PromData>('/api/v1/query', { query: expr, time: String(time) });
+    return this.#call<PromData>('/api/v1/query', {
+      query: expr,
+      time: String(time),
+      timeout: this.#timeout(),
+    });
   }
 
   /** `GET /api/v1/query_range`. */
@@ -82,6 +86,7 @@ export class PrometheusClient {
       start: String(start),
       end: String(end),
       step: String(stepSeconds),
+      timeout: this.#timeout(),
     });
   }
 
@@ -211,6 +216,11 @@ export class PrometheusClient {
       );
     }
     return parsed.data as T;
+  }
+
+  /** Prometheus stops evaluating when this server stops waiting. */
+  #timeout(): string {
+    return `${this.#options.timeoutMs / 1000}s`;
   }
 
   #now(): number {
