@@ -11,7 +11,7 @@ import path from 'node:path';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { expressionOf, type Scope } from '../../src/monitoring/metric-expressions.ts';
 import type { Level } from '../../src/monitoring/metric-table.ts';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 import { adminKubeConfig, generateTestKeys, installIamCrds, passwordLogin } from '../support/iam-fixtures.ts';
 import { clusterOpenMetrics, type ClusterData } from '../support/monitoring-data.ts';
