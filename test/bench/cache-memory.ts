@@ -28,7 +28,8 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 
 const log = (line: string) => process.stderr.write(`# ${line}\n`);
-const namespaceOf = (i: number) => `mem-ns-${i % NAMESPACES}`;
+/** As the pod fixture names them (test/bench/large-cluster.ts). */
+const namespaceOf = (i: number) => `mem-ns-${String(i % NAMESPACES).padStart(3, '0')}`;
 const spec = { nodes: 100, pods: COUNT, namespaces: NAMESPACES, prefix: 'mem' };
 
 /** A team's pod template: two containers, ports, env, requests and limits, a probe. */
@@ -92,9 +93,14 @@ const fixtures: Record<string, (i: number) => object> = {
       },
     },
   }),
+  // Headless: the test control plane's Service IP range holds 254 addresses (a ClusterIP adds two short fields).
   services: (i) => ({
     metadata: labelled(`svc-${i}`),
-    spec: { selector: { app: `app-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    spec: {
+      clusterIP: 'None',
+      selector: { app: `app-${i}` },
+      ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+    },
   }),
   configmaps: (i) => ({
     metadata: labelled(`config-${i}`),
@@ -134,7 +140,7 @@ try {
   const post = (path: string, body: object) =>
     kubeRequest(kc, path, { method: 'POST', timeoutMs: 30_000, body });
   for (let n = 0; n < NAMESPACES; n++)
-    await post('/api/v1/namespaces', { metadata: { name: `mem-ns-${n}` } });
+    await post('/api/v1/namespaces', { metadata: { name: namespaceOf(n) } });
   await installTenantCrds(kc, 'platform');
   const items = Array.from({ length: COUNT }, (_, i) => i);
   const seeding = performance.now();

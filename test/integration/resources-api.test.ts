@@ -430,6 +430,47 @@ describe('resources API v1alpha3 and the overview cards', () => {
     assert.ok(names(crds).includes(`users.iam.${PLATFORM}.io`), 'matched by kind');
   });
 
+  test('workloads and services come from watch caches that follow the cluster, ready with the server', async () => {
+    const verbose = await (await fetch(`${server.url}/readyz?verbose`)).text();
+    for (const kind of ['deployments', 'statefulsets', 'daemonsets', 'jobs', 'cronjobs', 'services'])
+      assert.match(verbose, new RegExp(`\\[\\+\\]${kind}-cache ok`));
+    const page = `${BASE}/namespaces/${NS_A}/deployments?sortBy=updateTime&limit=10`;
+    const first = await get(page, adminToken);
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag')!;
+    assert.equal((await get(page, adminToken, { 'If-None-Match': etag })).status, 304);
+    await post(`/apis/apps/v1/namespaces/${NS_A}/deployments`, {
+      metadata: { name: 'api' },
+      spec: {
+        selector: { matchLabels: { app: 'api' } },
+        template: {
+          metadata: { labels: { app: 'api' } },
+          spec: { containers: [{ name: 'api', image: 'registry.example/api:1' }] },
+        },
+      },
+    });
+    try {
+      const grown = await waitFor('the deployments cache sees the new one', async () => {
+        const body = await json(page);
+        return body.totalItems === 2 ? body : undefined;
+      });
+      assert.deepEqual(names(grown), ['api', 'web'], 'newest first');
+      assert.equal((await get(page, adminToken, { 'If-None-Match': etag })).status, 200, 'a new ETag');
+      // Authorized as before: the cache never answers a caller RBAC does not let list deployments there.
+      assert.equal((await get(page, nobodyToken)).status, 403);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const fromCache = metrics
+        .split('\n')
+        .filter((l) => l.startsWith('platform_resource_responses_total{'))
+        .filter((l) =>
+          ['resource="deployments"', 'source="watch-cache"', 'outcome="ok"'].every((p) => l.includes(p)),
+        );
+      assert.ok(fromCache.length > 0 && Number(fromCache[0]!.split(' ').pop()) > 0, fromCache.join('\n'));
+    } finally {
+      await del(`/apis/apps/v1/namespaces/${NS_A}/deployments/api`);
+    }
+  });
+
   test('computed annotations: pvc-count, in-use, allow-snapshot, from caches that follow the cluster', async () => {
     const annotations = (o: { metadata: Record<string, unknown> }) =>
       (o.metadata['annotations'] ?? {}) as Record<string, string>;
