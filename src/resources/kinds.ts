@@ -145,7 +145,7 @@ export const POD_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown
 const pods = kind('pods', 'Pod', '', 'v1', true, 'apiserver', '', {
   why:
     "Tens of thousands in a large cluster, each several kilobytes: the nodes module's pod cache keeps each one packed " +
-    '(a few hundred bytes) with the fields pages are picked by. Pages it can pick (node, namespace, name, time or name ' +
+    '(under a kilobyte) with the fields pages are picked by. Pages it can pick (node, namespace, name, time or name ' +
     "order) are answered from it; other queries are listed from the kube-apiserver's watch cache as the caller: one " +
     "node's pods by `fieldSelector=spec.nodeName=` (indexed there), a namespace by its path, labels by `labelSelector`.",
   filters: {
