@@ -1,11 +1,25 @@
 // The proxy's control: nginx as a reverse proxy to the same kube-apiserver, with the credential our server
 // uses (the kubeconfig's bearer token), the same static impersonation headers and kept-alive upstream
-// connections. One process (no master), one worker: one event loop, as our server has. Prerequisite: nginx
-// (Debian: `apt-get update && apt-get install -y nginx-light`); the node benchmark fails without it.
-import { spawn, type ChildProcess } from 'node:child_process';
+// connections. One process (no master), one worker: one event loop, as our server has. nginx comes from
+// Debian's package, installed with apt-get on first use when missing (scripts/ensure-debian-command.sh).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ENSURE_COMMAND = fileURLToPath(new URL('../../scripts/ensure-debian-command.sh', import.meta.url));
+
+/** The nginx binary, installed from Debian's package when missing. */
+function nginxBinary(): string {
+  const found = spawnSync('bash', [ENSURE_COMMAND, 'nginx', 'nginx'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (found.status !== 0)
+    throw new Error('nginx is not available (scripts/ensure-debian-command.sh nginx nginx failed)');
+  return found.stdout.trim();
+}
 
 export interface NginxProxy {
   url: string;
@@ -75,11 +89,13 @@ http {
 `,
     { mode: 0o600 },
   );
-  const child = spawn('nginx', ['-p', options.dir, '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(nginxBinary(), ['-p', options.dir, '-c', conf], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   options.children.push(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const failed = new Promise<never>((_, reject) =>
-    child.once('error', (err) => reject(new Error(`nginx did not start (is it installed?): ${err.message}`))),
+    child.once('error', (err) => reject(new Error(`nginx did not start: ${err.message}`))),
   );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;

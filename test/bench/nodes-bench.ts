@@ -25,7 +25,7 @@
 //                                           servers, the page's CPU per request in each
 //   BENCH_LOADER=autocannon npm run bench:nodes   load from autocannon instead of wrk (the earlier instrument)
 //
-// Prerequisites: wrk and nginx (Debian: `apt-get update && apt-get install -y wrk nginx-light`).
+// Prerequisites: wrk and nginx, Debian packages installed with apt-get on first use when missing.
 // `npm run bench:nodes` runs this and then pods-bench.ts with the same flags (bench-nodes.ts).
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
 // (a_b, a_d, rss_peak_mb, proxy_vs_nginx, storm_p99_vs_control, logins_vs_pool, start_spread, …) for
@@ -87,6 +87,8 @@ const STORM_CLIENTS = 20;
 const POOL_NICE = 10;
 // Fresh server starts for start_spread (--spread-starts=N; 0: none).
 const SPREAD_STARTS = Number(args.get('spread-starts') ?? 10);
+const SPREAD_ROUNDS = Number(args.get('spread-rounds') ?? 5);
+const SPREAD_DURATION_S = Math.min(DURATION_S, 5);
 const PREFIX = 'bench';
 const CORES = os.availableParallelism();
 
@@ -561,15 +563,19 @@ function startNginx(setup: Setup): Promise<NginxProxy> {
 }
 
 /**
- * Fresh starts of the server against the same cluster, one page run each after a warm-up: the server's CPU
- * per page request in each process. A process that stays slow for its life shows as the highest.
+ * Fresh starts of the server against the same cluster: SPREAD_STARTS processes, each started, synced and
+ * warmed up (one page run) in turn, then all kept running and measured in SPREAD_ROUNDS interleaved rounds
+ * (the order reversed every other round): the server's CPU per page request in each process, from /proc. A
+ * process that is slow for its life is slow in every round; what the machine's other work does to one run
+ * is not. Each process's figure is the median, over the rounds, of its CPU per request ÷ the round's
+ * median; absolute figures beside them.
  */
-async function startSpread(setup: Setup): Promise<number[]> {
-  const cpuUs: number[] = [];
+async function startSpread(setup: Setup): Promise<Spread> {
   const pagePath = '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name';
-  for (let i = 1; i <= SPREAD_STARTS; i++) {
-    const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: `start-${i}` });
-    try {
+  const started: { server: RealServer; spec: Omit<LoadSpec, 'durationSeconds'> }[] = [];
+  try {
+    for (let i = 1; i <= SPREAD_STARTS; i++) {
+      const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: `start-${i}` });
       await logged(server.logFile, 'start-up memory released');
       const token = (await login(server.url, setup.users[0]!)).access;
       const spec = {
@@ -578,34 +584,62 @@ async function startSpread(setup: Setup): Promise<number[]> {
         connections: CONNECTIONS,
       };
       await load({ ...spec, durationSeconds: WARMUP_S });
-      const before = cpuMs(server.pid);
-      const result = await load({ ...spec, durationSeconds: DURATION_S });
-      cpuUs.push(((cpuMs(server.pid) - before) * 1000) / Math.max(1, result.requests));
-      log(
-        `start ${i} of ${SPREAD_STARTS}: ready in ${fmt(server.readySeconds, 1)} s; ${fmt(result.requestsPerSecond)} req/s, ` +
-          `${fmt(cpuUs.at(-1)!, 1)} CPU µs per request; load average ${os.loadavg()[0]!.toFixed(1)}`,
-      );
-    } finally {
-      await server.stop();
+      started.push({ server, spec });
+      log(`start ${i} of ${SPREAD_STARTS}: ready in ${fmt(server.readySeconds, 1)} s`);
     }
+    const cpuUs: number[][] = started.map(() => []);
+    const relative: number[][] = started.map(() => []);
+    for (let round = 1; round <= SPREAD_ROUNDS; round++) {
+      const order = started.map((_, i) => i);
+      if (round % 2 === 0) order.reverse();
+      const thisRound: number[] = [];
+      for (const i of order) {
+        const { server, spec } = started[i]!;
+        const before = cpuMs(server.pid);
+        const result = await load({ ...spec, durationSeconds: SPREAD_DURATION_S });
+        if (result.non2xx + result.errors)
+          throw new Error(`start ${i + 1}: ${result.non2xx + result.errors} failed`);
+        thisRound[i] = ((cpuMs(server.pid) - before) * 1000) / Math.max(1, result.requests);
+        cpuUs[i]!.push(thisRound[i]!);
+      }
+      const roundMedian = median(thisRound);
+      thisRound.forEach((us, i) => relative[i]!.push(us / roundMedian));
+      log(
+        `spread round ${round} of ${SPREAD_ROUNDS}: CPU µs per request ${thisRound.map((us) => fmt(us, 1)).join(', ')}; load average ${os.loadavg()[0]!.toFixed(1)}`,
+      );
+    }
+    return { cpuUs: cpuUs.map(median), relative: relative.map(median) };
+  } finally {
+    for (const { server } of started) await server.stop();
   }
-  return cpuUs;
 }
 
-function spreadFigures(cpuUs: number[]) {
+interface Spread {
+  /** Each process's median CPU µs per page request. */
+  cpuUs: number[];
+  /** Each process's median, over the rounds, of its CPU per request ÷ the round's median. */
+  relative: number[];
+}
+
+function spreadFigures({ cpuUs, relative }: Spread) {
   if (cpuUs.length === 0) return {};
   return {
     starts: cpuUs.length,
+    spread_rounds: SPREAD_ROUNDS,
     start_cpu_us_per_request: cpuUs,
-    start_spread: Math.max(...cpuUs) / median(cpuUs),
+    start_relative_cpu: relative,
+    start_spread: Math.max(...relative) / median(relative),
+    start_spread_absolute: Math.max(...cpuUs) / median(cpuUs),
   };
 }
 
-function spreadLine(cpuUs: number[]): string {
+function spreadLine({ cpuUs, relative }: Spread): string {
   if (cpuUs.length === 0) return 'start spread: not measured (--spread-starts=0)';
   return (
-    `start spread over ${cpuUs.length} fresh starts: CPU µs per page request ${cpuUs.map((us) => fmt(us, 1)).join(', ')}; ` +
-    `slowest ÷ median ${fmt(Math.max(...cpuUs) / median(cpuUs), 2)} (goal ≤ 1.15)`
+    `start spread over ${cpuUs.length} fresh starts, ${SPREAD_ROUNDS} interleaved rounds of ${SPREAD_DURATION_S} s: ` +
+    `CPU µs per page request (medians) ${cpuUs.map((us) => fmt(us, 1)).join(', ')}; ` +
+    `÷ the round's median ${relative.map((r) => fmt(r, 2)).join(', ')}; ` +
+    `slowest ÷ median ${fmt(Math.max(...relative) / median(relative), 2)} (goal ≤ 1.15; absolute ${fmt(Math.max(...cpuUs) / median(cpuUs), 2)})`
   );
 }
 
