@@ -39,6 +39,12 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The name nginx checks the kube-apiserver's certificate against. nginx matches DNS names only, so for an IP
+ * address it checks `kubernetes`, a name every kube-apiserver's serving certificate carries.
+ */
+const tlsName = (host: string) => (net.isIP(host.replace(/^\[(.*)\]$/, '$1')) ? 'kubernetes' : host);
+
 /** nginx's configuration: a quoted string must not end its directive early. */
 const quoted = (value: string) => `"${value.replace(/["\\$;]/g, '')}"`;
 
@@ -81,7 +87,7 @@ http {
       proxy_set_header Impersonate-Group ${quoted(options.group)};
       proxy_ssl_trusted_certificate ${options.caFile};
       proxy_ssl_verify on;
-      proxy_ssl_name ${upstream.hostname};
+      proxy_ssl_name ${tlsName(upstream.hostname)};
       proxy_ssl_session_reuse on;
     }
   }

@@ -329,12 +329,18 @@ async function benchmark(setup: Setup) {
             { url: `${server.url}${proxyPath}`, headers: bearer, connections: CONNECTIONS },
             proxyCpu.ours,
           ),
-        nginx: () =>
-          measure(
+        nginx: async () => {
+          const result = await measure(
             '(n) nginx, same path, same credential and impersonation',
             { url: `${nginx.url}${proxyPath}`, connections: CONNECTIONS },
             proxyCpu.nginx,
-          ),
+          );
+          if (result.non2xx + result.errors)
+            throw new Error(
+              `nginx failed ${result.non2xx + result.errors} requests; see ${cp.dir}/nginx-error.log`,
+            );
+          return result;
+        },
       };
       if (round % 2) {
         runs.proxy.push(await proxied.ours());
