@@ -58,6 +58,7 @@ import { statCpuMs } from './proc-cpu.ts';
 import { runLoad, type Loader } from './run-load.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
 import { startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
+import { IC_MISS_SYMBOL, perfRecord, perfSymbols } from './perf-profile.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -89,6 +90,8 @@ const POOL_NICE = 10;
 const SPREAD_STARTS = Number(args.get('spread-starts') ?? 10);
 const SPREAD_ROUNDS = Number(args.get('spread-rounds') ?? 5);
 const SPREAD_DURATION_S = Math.min(DURATION_S, 5);
+// A directory for perf samples of each start's last round (perf-profile.ts); none by default.
+const SPREAD_PERF = process.env['BENCH_SPREAD_PERF'];
 const PREFIX = 'bench';
 const CORES = os.availableParallelism();
 
@@ -601,8 +604,12 @@ async function startSpread(setup: Setup): Promise<Spread> {
       const thisRound: number[] = [];
       for (const i of order) {
         const { server, spec } = started[i]!;
+        const perfFile =
+          SPREAD_PERF && round === SPREAD_ROUNDS ? path.join(SPREAD_PERF, `start-${i + 1}.data`) : '';
+        const stopPerf = perfFile ? perfRecord(server.pid, perfFile, children) : undefined;
         const before = cpuMs(server.pid);
         const result = await load({ ...spec, durationSeconds: SPREAD_DURATION_S });
+        await stopPerf?.();
         if (result.non2xx + result.errors)
           throw new Error(`start ${i + 1}: ${result.non2xx + result.errors} failed`);
         thisRound[i] = ((cpuMs(server.pid) - before) * 1000) / Math.max(1, result.requests);
@@ -614,10 +621,36 @@ async function startSpread(setup: Setup): Promise<Spread> {
         `spread round ${round} of ${SPREAD_ROUNDS}: CPU µs per request ${thisRound.map((us) => fmt(us, 1)).join(', ')}; load average ${os.loadavg()[0]!.toFixed(1)}`,
       );
     }
-    return { cpuUs: cpuUs.map(median), relative: relative.map(median) };
+    const spread = { cpuUs: cpuUs.map(median), relative: relative.map(median) };
+    if (SPREAD_PERF) logPerfShares(spread, cpuUs);
+    return spread;
   } finally {
     for (const { server } of started) await server.stop();
   }
+}
+
+/**
+ * With BENCH_SPREAD_PERF=DIR: each process's last round was sampled by perf; says, process by process, its
+ * CPU per request ÷ the median and the share of its samples in V8's inline-cache misses and slow lookups.
+ */
+function logPerfShares(spread: Spread, cpuUs: number[][]) {
+  spread.relative.forEach((relative, i) => {
+    const symbols = perfSymbols(path.join(SPREAD_PERF!, `start-${i + 1}.data`));
+    const icMiss = symbols.filter((s) => IC_MISS_SYMBOL.test(s.symbol));
+    const share = icMiss.reduce((sum, s) => sum + s.percent, 0);
+    log(
+      `start ${i + 1}: ${fmt(relative, 2)} × the median (last round ${fmt(cpuUs[i]!.at(-1)!, 1)} µs); ` +
+        `inline-cache misses and slow lookups ${fmt(share, 1)}% of its samples: ` +
+        icMiss
+          .slice(0, 4)
+          .map((s) => `${s.symbol} ${fmt(s.percent, 1)}%`)
+          .join(', ') +
+        `; top: ${symbols
+          .slice(0, 3)
+          .map((s) => `${s.symbol} ${fmt(s.percent, 1)}%`)
+          .join(', ')}`,
+    );
+  });
 }
 
 interface Spread {
