@@ -6,12 +6,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
 /** Starts sampling `pid` into `file`; the returned function stops it and resolves once perf has written. */
 export function perfRecord(pid: number, file: string, children: ChildProcess[]): () => Promise<void> {
+  // BENCH_PERF_CALLGRAPH=1 records call chains too: with the server's BENCH_NODE_FLAGS=--perf-basic-prof,
+  // `perf report -g caller` then names the JavaScript functions that run into the megamorphic lookups.
+  const callGraph = process.env['BENCH_PERF_CALLGRAPH'] === '1' ? ['-g'] : [];
   const perf = spawn(
     'perf',
-    ['record', '-q', '-e', 'cpu-clock', '-F', '999', '-p', String(pid), '-o', file],
-    {
-      stdio: 'ignore',
-    },
+    ['record', '-q', ...callGraph, '-e', 'cpu-clock', '-F', '999', '-p', String(pid), '-o', file],
+    { stdio: 'ignore' },
   );
   children.push(perf);
   const exited = new Promise<void>((resolve) => perf.once('exit', () => resolve()));
