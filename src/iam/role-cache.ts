@@ -8,6 +8,7 @@ import type { IamGroup } from '../tokens/iam-resources.ts';
 import type { Scope } from './derived-rules.ts';
 import type { BindingObject, RoleObject, RoleVocabulary } from './role-objects.ts';
 import { bindingsOf, templatesOf } from './role-templates.ts';
+import { SharedValues } from './shared-values.ts';
 
 /**
  * Where a member's role templates come from: `original` when the original's GlobalRole resources are
@@ -21,6 +22,8 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const RBAC = `/apis/${RBAC_GROUP}/v1`;
 const LIST_TIMEOUT_MS = 60_000;
 const DISCOVERY_RETRY_MS = 2000;
+/** The fields of roles and bindings that many objects hold equal (the default roles of every project). */
+const SHARED_FIELDS = ['rules', 'aggregationRule', 'roleRef', 'subjects'] as const;
 
 /** The kind and apiVersion each cached role or binding is served with, whatever the list or watch gave. */
 interface TypeOf {
@@ -64,6 +67,7 @@ export class RoleCache {
   #workspaces: Informer<Named> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  readonly #values = new SharedValues();
 
   constructor(deps: {
     kubeConfig: KubeConfig;
@@ -251,11 +255,27 @@ export class RoleCache {
   }
 
   #cache<T extends RoleObject | BindingObject>(path: string, kind: string, type: TypeOf): Informer<T> {
-    return this.#informer<T>(path, kind, (o) => ({
-      ...o,
-      ...type,
-      metadata: { ...o.metadata, managedFields: undefined },
-    }));
+    return this.#informer<T>(path, kind, (o) => this.#shared({ ...o, ...type }));
+  }
+
+  /**
+   * The object without managedFields, its parts that objects repeat (rules, role references, subjects,
+   * labels, annotations) shared with every other cached object holding an equal one (shared-values.ts).
+   */
+  #shared<T extends RoleObject | BindingObject>(o: T): T {
+    const pool = this.#values;
+    const copy = { ...o } as T & Partial<Record<(typeof SHARED_FIELDS)[number], unknown>>;
+    for (const field of SHARED_FIELDS) if (copy[field] !== undefined) copy[field] = pool.share(copy[field]);
+    const { labels, annotations } = o.metadata;
+    return {
+      ...copy,
+      metadata: {
+        ...o.metadata,
+        managedFields: undefined,
+        ...(labels ? { labels: pool.share(labels) } : {}),
+        ...(annotations ? { annotations: pool.share(annotations) } : {}),
+      },
+    };
   }
 
   /** Only names are kept: enough to tell whether the object exists, at a few bytes each. */
