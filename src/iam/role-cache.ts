@@ -8,6 +8,7 @@ import type { IamGroup } from '../tokens/iam-resources.ts';
 import type { Scope } from './derived-rules.ts';
 import type { BindingObject, RoleObject, RoleVocabulary } from './role-objects.ts';
 import { bindingsOf, templatesOf } from './role-templates.ts';
+import { NamespaceIndex } from './namespace-index.ts';
 import { SharedValues } from './shared-values.ts';
 
 /**
@@ -63,6 +64,8 @@ export class RoleCache {
   #clusterBindings: Informer<BindingObject> | undefined;
   #roles: Informer<RoleObject> | undefined;
   #roleBindings: Informer<BindingObject> | undefined;
+  #rolesByNamespace: NamespaceIndex<RoleObject> | undefined;
+  #bindingsByNamespace: NamespaceIndex<BindingObject> | undefined;
   #namespaces: Informer<Named> | undefined;
   #workspaces: Informer<Named> | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -138,7 +141,7 @@ export class RoleCache {
    * where the kind is not installed.
    */
   roles(scope: Scope, namespace = ''): RoleObject[] {
-    if (scope === 'namespace') return inNamespace(this.#roles, namespace);
+    if (scope === 'namespace') return this.#rolesByNamespace?.in(namespace) ?? [];
     return this.#rolesOf(scope)?.list() ?? [];
   }
 
@@ -163,7 +166,7 @@ export class RoleCache {
           (b) => b.metadata.labels?.[this.#words.workspaceLabel] === place,
         );
       case 'namespace':
-        return inNamespace(this.#roleBindings, place);
+        return this.#bindingsByNamespace?.in(place) ?? [];
     }
   }
 
@@ -244,6 +247,8 @@ export class RoleCache {
     );
     this.#roles = this.#cache(`${RBAC}/roles`, 'roles', rbacType('Role'));
     this.#roleBindings = this.#cache(`${RBAC}/rolebindings`, 'rolebindings', rbacType('RoleBinding'));
+    this.#rolesByNamespace = new NamespaceIndex(this.#roles);
+    this.#bindingsByNamespace = new NamespaceIndex(this.#roleBindings);
     this.#namespaces = this.#names('/api/v1/namespaces', 'namespaces (names)');
     if (tenant.has('workspacetemplates')) {
       this.#workspaces = this.#names(
@@ -301,14 +306,4 @@ export class RoleCache {
     this.#informers.push(informer);
     return informer;
   }
-}
-
-function inNamespace<T extends RoleObject | BindingObject>(
-  informer: Informer<T> | undefined,
-  namespace: string,
-): T[] {
-  const found: T[] = [];
-  for (const object of informer?.values() ?? [])
-    if (object.metadata.namespace === namespace) found.push(object);
-  return found;
 }
