@@ -234,6 +234,13 @@ function cacheHeap(kubeconfig: string): { roleCacheMb: number; usersCacheMb: num
   return JSON.parse(out.trim().split('\n').at(-1)!) as { roleCacheMb: number; usersCacheMb: number };
 }
 
+/** The machine's load (1, 5 and 15 minutes): other work on the two cores moves every figure. */
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(', ');
+
 const describe = (m: LiveMemory) =>
   `heap used ${mb(m.heapUsedMb)}, external ${mb(m.externalMb)}, RSS ${mb(m.rssMb)}`;
 
@@ -249,6 +256,7 @@ try {
       `(global ${spread.global}, cluster ${spread.cluster}, workspace ${spread.workspace}, project ${spread.namespace}); ` +
       `${REQUESTS} sequential requests per round, ${ROUNDS} rounds, medians of p50 / p99 (ms); ${CHANGES} changes per round`,
   );
+  console.log(`load average at start: ${loadAverage()}`);
   let since = performance.now();
   await seedTenants(kc, scale);
   console.log(`workspaces and projects seeded in ${seconds(since)}`);
@@ -349,6 +357,7 @@ try {
       `median of rounds, p50 / p99: all ${med((r) => r.all)} (goal p99 ≤ 2000); invite → allowed ${med((r) => r.invite)}; removal → denied ${med((r) => r.remove)}`,
     );
     const after = await liveMemory(inspectorPort);
+    console.log(`load average at the end: ${loadAverage()}`);
     console.log(`\nserver after the runs: ${describe(after)}; peak RSS ${mb(server.memory().peakRssMb)}`);
     console.log(
       JSON.stringify({
