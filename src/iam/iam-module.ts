@@ -2,8 +2,21 @@ import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
-import { userAccountsRef } from '../tokens/user-accounts.ts';
-import { userDirectoryRef } from '../tokens/user-directory.ts';
+import { userAccounts, userSessionsRef } from '../users/user-accounts.ts';
+import { userDirectoryRef } from '../users/user-directory.ts';
+import { userAccountStoreRef } from '../users/users-module.ts';
+import { packageVersion } from '../version.ts';
+import { devopsRoutes } from './devops-routes.ts';
+import { GroupAccess } from './group-access.ts';
+import { GroupCache } from './group-cache.ts';
+import { GroupMembers } from './group-members.ts';
+import { GroupRoleBindings } from './group-role-bindings.ts';
+import { Groups } from './groups.ts';
+import { groupsApi } from './groups-api.ts';
+import { groupsRoutes } from './groups-routes.ts';
+import { IamKube } from './iam-kube.ts';
+import { loginRecordsApi } from './login-records-api.ts';
+import { loginRecordsRoutes } from './login-records-routes.ts';
 import { MemberLists } from './member-lists.ts';
 import { memberWritesRoutes } from './member-writes-routes.ts';
 import { RbacMemberWrites } from './member-writes.ts';
@@ -41,12 +54,14 @@ export const iamModule: FeatureModule = {
     cacheMetricsRef,
     accessReviewerRef,
     userDirectoryRef,
-    userAccountsRef,
+    userAccountStoreRef,
+    userSessionsRef,
     workspaceAccessRef,
   ],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
     const directory = ctx.get(userDirectoryRef);
+    const accountStore = ctx.get(userAccountStoreRef);
     const reviewer = ctx.get(accessReviewerRef);
     const vocabulary = roleVocabulary(platformName);
     const tenantGroup = `tenant.${platformName}.io`;
@@ -60,8 +75,13 @@ export const iamModule: FeatureModule = {
     });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
+    const accounts = userAccounts({
+      users: accountStore.store,
+      sessions: ctx.get(userSessionsRef),
+      iamGroup: directory.iam.group,
+    });
     const writes = new UserWrites({
-      accounts: ctx.get(userAccountsRef),
+      accounts,
       users: directory,
       roles,
       cache,
@@ -88,6 +108,44 @@ export const iamModule: FeatureModule = {
     const memberWrites = new RbacMemberWrites(writeDeps);
     const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
     const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
+    const groupCache = new GroupCache({
+      kubeConfig: ctx.get(kubeConfigRef),
+      iamGroup: directory.iam.group,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(cacheMetricsRef),
+    });
+    const kube = new IamKube(ctx.get(kubeConfigRef), writeDeps.timeoutMs);
+    const groupAccess = new GroupAccess({
+      reviewer,
+      workspaces: ctx.get(workspaceAccessRef),
+      kube,
+      platformName,
+    });
+    const groupMembers = new GroupMembers({
+      cache: groupCache,
+      access: groupAccess,
+      kube,
+      users: directory,
+      accounts,
+      platformName,
+    });
+    const groupRoleBindings = new GroupRoleBindings({
+      kube,
+      access: groupAccess,
+      scopes: access,
+      roles: cache,
+      reviewer,
+      users: directory,
+      platformName,
+    });
+    const groups = new Groups({
+      cache: groupCache,
+      access: groupAccess,
+      kube,
+      members: groupMembers,
+      roleBindings: groupRoleBindings,
+      platformName,
+    });
     return {
       edge: {
         protectedRoutes: [
@@ -97,17 +155,32 @@ export const iamModule: FeatureModule = {
           membersRoutes({ platformName, members }),
           memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
           roleWritesRoutes({ platformName, writes: roleWrites }),
+          loginRecordsRoutes({
+            iam: directory.iam,
+            records: accountStore.records,
+            enabled: () => accountStore.schema.schema.loginRecords,
+            authorizer: reviewer,
+          }),
+          groupsRoutes({ platformName, groups, members: groupMembers, roleBindings: groupRoleBindings }),
+          devopsRoutes(platformName),
         ],
         openApi: [
           usersApi({ platformName }),
           memberRolesApi({ platformName }),
           rolesApi({ platformName }),
           membersApi({ platformName }),
+          loginRecordsApi({ platformName, version: packageVersion() }),
+          groupsApi({ platformName }),
         ],
       },
-      readiness: { 'iam-roles': () => cache.ready },
-      start: () => cache.start(),
-      stop: () => cache.stop(),
+      readiness: { 'iam-roles': () => cache.ready, 'iam-groups': () => groupCache.ready },
+      start: () => {
+        cache.start();
+        groupCache.start();
+      },
+      stop: async () => {
+        await Promise.all([cache.stop(), groupCache.stop()]);
+      },
     };
   },
 };

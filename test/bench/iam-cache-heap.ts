@@ -1,5 +1,5 @@
 // The heap the IAM caches hold, alone: the server's own role cache (src/iam/role-cache.ts: roles and
-// bindings of every scope, namespace and workspace names) and users cache (the tokens module's
+// bindings of every scope, namespace and workspace names) and users cache (the users module's
 // informer, with its transform) started against a cluster in a process of their own, nothing else in
 // it. Heap used after a full collection before they start and after each has its first list; the
 // difference is what each holds. Run by iam.bench.ts (needs --expose-gc); prints one JSON line.
@@ -10,8 +10,8 @@ import { waitFor } from '../cluster/wait-for.ts';
 import { roleVocabulary } from '../../src/iam/role-objects.ts';
 import { RoleCache } from '../../src/iam/role-cache.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { IamApi } from '../../src/tokens/iam-api.ts';
-import { iamGroupFor } from '../../src/tokens/iam-resources.ts';
+import { IamApi } from '../../src/users/iam-api.ts';
+import { iamGroupFor } from '../../src/users/iam-resources.ts';
 import { adminKubeConfig } from '../support/iam-fixtures.ts';
 
 const [kubeconfig, platformName] = process.argv.slice(2);
@@ -44,7 +44,7 @@ await waitFor('the role cache', () => (roles.ready ? true : undefined), {
 });
 const withRoles = liveHeapMb();
 
-// As the tokens module builds its users cache (tokens-module.ts): managedFields dropped.
+// As the users module builds its users cache (src/users/users-module.ts): managedFields dropped.
 const users = new IamApi(kc, iam).informer<KubernetesObject>('users', {
   logger,
   transform: (o) => ({ ...o, metadata: { ...o.metadata, managedFields: undefined } }),

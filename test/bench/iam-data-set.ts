@@ -5,7 +5,7 @@
 // below count the workspace manager's binding it makes too.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import { inBatches } from './sequential-latency.ts';
 
 export const PLATFORM = 'kubesphere';
