@@ -8,6 +8,8 @@ import type { IamGroup } from '../users/iam-resources.ts';
 import type { Scope } from './derived-rules.ts';
 import type { BindingObject, RoleObject, RoleVocabulary } from './role-objects.ts';
 import { bindingsOf, templatesOf } from './role-templates.ts';
+import { NamespaceIndex } from './namespace-index.ts';
+import { SharedValues } from './shared-values.ts';
 
 /**
  * Where a member's role templates come from: `original` when the original's GlobalRole resources are
@@ -21,6 +23,8 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const RBAC = `/apis/${RBAC_GROUP}/v1`;
 const LIST_TIMEOUT_MS = 60_000;
 const DISCOVERY_RETRY_MS = 2000;
+/** The fields of roles and bindings that many objects hold equal (the default roles of every project). */
+const SHARED_FIELDS = ['rules', 'aggregationRule', 'roleRef', 'subjects'] as const;
 
 /** The kind and apiVersion each cached role or binding is served with, whatever the list or watch gave. */
 interface TypeOf {
@@ -60,10 +64,13 @@ export class RoleCache {
   #clusterBindings: Informer<BindingObject> | undefined;
   #roles: Informer<RoleObject> | undefined;
   #roleBindings: Informer<BindingObject> | undefined;
+  #rolesByNamespace: NamespaceIndex<RoleObject> | undefined;
+  #bindingsByNamespace: NamespaceIndex<BindingObject> | undefined;
   #namespaces: Informer<Named> | undefined;
   #workspaces: Informer<Named> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  readonly #values = new SharedValues();
 
   constructor(deps: {
     kubeConfig: KubeConfig;
@@ -134,7 +141,7 @@ export class RoleCache {
    * where the kind is not installed.
    */
   roles(scope: Scope, namespace = ''): RoleObject[] {
-    if (scope === 'namespace') return inNamespace(this.#roles, namespace);
+    if (scope === 'namespace') return this.#rolesByNamespace?.in(namespace) ?? [];
     return this.#rolesOf(scope)?.list() ?? [];
   }
 
@@ -159,7 +166,7 @@ export class RoleCache {
           (b) => b.metadata.labels?.[this.#words.workspaceLabel] === place,
         );
       case 'namespace':
-        return inNamespace(this.#roleBindings, place);
+        return this.#bindingsByNamespace?.in(place) ?? [];
     }
   }
 
@@ -240,6 +247,8 @@ export class RoleCache {
     );
     this.#roles = this.#cache(`${RBAC}/roles`, 'roles', rbacType('Role'));
     this.#roleBindings = this.#cache(`${RBAC}/rolebindings`, 'rolebindings', rbacType('RoleBinding'));
+    this.#rolesByNamespace = new NamespaceIndex(this.#roles);
+    this.#bindingsByNamespace = new NamespaceIndex(this.#roleBindings);
     this.#namespaces = this.#names('/api/v1/namespaces', 'namespaces (names)');
     if (tenant.has('workspacetemplates')) {
       this.#workspaces = this.#names(
@@ -251,11 +260,27 @@ export class RoleCache {
   }
 
   #cache<T extends RoleObject | BindingObject>(path: string, kind: string, type: TypeOf): Informer<T> {
-    return this.#informer<T>(path, kind, (o) => ({
-      ...o,
-      ...type,
-      metadata: { ...o.metadata, managedFields: undefined },
-    }));
+    return this.#informer<T>(path, kind, (o) => this.#shared({ ...o, ...type }));
+  }
+
+  /**
+   * The object without managedFields, its parts that objects repeat (rules, role references, subjects,
+   * labels, annotations) shared with every other cached object holding an equal one (shared-values.ts).
+   */
+  #shared<T extends RoleObject | BindingObject>(o: T): T {
+    const pool = this.#values;
+    const copy = { ...o } as T & Partial<Record<(typeof SHARED_FIELDS)[number], unknown>>;
+    for (const field of SHARED_FIELDS) if (copy[field] !== undefined) copy[field] = pool.share(copy[field]);
+    const { labels, annotations } = o.metadata;
+    return {
+      ...copy,
+      metadata: {
+        ...o.metadata,
+        managedFields: undefined,
+        ...(labels ? { labels: pool.share(labels) } : {}),
+        ...(annotations ? { annotations: pool.share(annotations) } : {}),
+      },
+    };
   }
 
   /** Only names are kept: enough to tell whether the object exists, at a few bytes each. */
@@ -281,14 +306,4 @@ export class RoleCache {
     this.#informers.push(informer);
     return informer;
   }
-}
-
-function inNamespace<T extends RoleObject | BindingObject>(
-  informer: Informer<T> | undefined,
-  namespace: string,
-): T[] {
-  const found: T[] = [];
-  for (const object of informer?.values() ?? [])
-    if (object.metadata.namespace === namespace) found.push(object);
-  return found;
 }
