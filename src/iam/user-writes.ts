@@ -11,6 +11,9 @@ import type { UserBindings } from './user-bindings.ts';
 import { checkPassword, invalid, readPasswordChange, readUser, type UserInput } from './user-input.ts';
 import { publicUser } from './user-view.ts';
 
+/** How long a write of a platform role waits for the role cache to show it (it answers either way). */
+const CACHE_WAIT_MS = 2_000;
+
 /** What the original answers a password change or a delete with. */
 export const SUCCESS = { message: 'success' } as const;
 
@@ -88,6 +91,7 @@ export class UserWrites {
         await this.#accounts.remove(input.name);
         throw err;
       }
+      await this.#roleShown(input.name, role);
     }
     return this.#view(created, role);
   }
@@ -143,7 +147,10 @@ export class UserWrites {
         ? await this.#accounts.replace(withVersion(change(current), resourceVersion))
         : await this.#accounts.update(name, change);
       if (!updated) throw notFound(this.#group, name);
-      if (newRole) await this.#bindings.setGlobalRole(name, newRole);
+      if (newRole) {
+        await this.#bindings.setGlobalRole(name, newRole);
+        await this.#roleShown(name, newRole);
+      }
       return this.#view(updated, newRole ?? currentRole);
     };
     return role ? this.#serialized(run) : run();
@@ -266,6 +273,14 @@ export class UserWrites {
         retryAfterSeconds: 1,
       });
     }
+  }
+
+  /**
+   * Waits (bounded) until the role cache, which the users list reads, shows the user's new platform
+   * role: a client that lists users right after the answer (the console does) sees the change.
+   */
+  async #roleShown(username: string, role: string): Promise<void> {
+    await this.#cache.until(() => this.#cache.globalRoleOf(username)?.metadata.name === role, CACHE_WAIT_MS);
   }
 
   #view(user: UserObject, globalRole: string | undefined): UserObject {
