@@ -10,9 +10,7 @@ import type { RoleVocabulary } from './role-objects.ts';
 import type { UserBindings } from './user-bindings.ts';
 import { checkPassword, invalid, readPasswordChange, readUser, type UserInput } from './user-input.ts';
 import { publicUser } from './user-view.ts';
-
-/** How long a write of a platform role waits for the role cache to show it (it answers either way). */
-const CACHE_WAIT_MS = 2_000;
+import { WRITE_VISIBLE_MS } from './written-visible.ts';
 
 /** What the original answers a password change or a delete with. */
 export const SUCCESS = { message: 'success' } as const;
@@ -280,7 +278,10 @@ export class UserWrites {
    * role: a client that lists users right after the answer (the console does) sees the change.
    */
   async #roleShown(username: string, role: string): Promise<void> {
-    await this.#cache.until(() => this.#cache.globalRoleOf(username)?.metadata.name === role, CACHE_WAIT_MS);
+    await this.#cache.until(
+      () => this.#cache.globalRoleOf(username)?.metadata.name === role,
+      WRITE_VISIBLE_MS,
+    );
   }
 
   #view(user: UserObject, globalRole: string | undefined): UserObject {
