@@ -36,10 +36,39 @@ const DEPLOYMENT_YAML = [
   '',
 ].join('\n');
 
-/** Picks an option of a form's select (the console's own control), found by the form item's label. */
+/** Polls `probe` until it finds nothing wrong or the deadline passes; its last reason, or undefined. */
+async function until(
+  page: Page,
+  timeoutMs: number,
+  probe: () => Promise<string | undefined>,
+): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = await probe();
+    if (!reason || Date.now() > deadline) return reason;
+    await page.waitForTimeout(250);
+  }
+}
+
+/**
+ * Picks an option of a form's select (the console's own control), found by the form item's label, and
+ * waits until the control shows it: a click that lands while the menu is still opening is lost, and the
+ * dialog would then send the value it opened with.
+ */
 async function choose(page: Page, label: string, option: string): Promise<void> {
-  await page.locator('.form-item', { hasText: label }).locator('.select').first().click();
-  await page.locator('.select-option').getByText(option, { exact: true }).first().click();
+  const select = page.locator('.form-item', { hasText: label }).first().locator('.select').first();
+  for (let attempt = 1; ; attempt++) {
+    await select.click();
+    await page.locator('.select-option').getByText(option, { exact: true }).first().click();
+    const wrong = await until(page, 2_000, async () => {
+      const shown = (await select.innerText()).trim();
+      return shown.split('\n')[0] === option
+        ? undefined
+        : `the ${label} picker shows "${shown}", not ${option}`;
+    });
+    if (!wrong) return;
+    if (attempt === 3) throw new Error(wrong);
+  }
 }
 
 /** The invite dialog of a members page: the user's "+" button, then a role of its menu, then OK. */
@@ -67,20 +96,6 @@ function projectRefused(calls: RecordedCall[]): string | undefined {
   return refusedProject || objects.some((c) => c.status === 403)
     ? undefined
     : `no request for ${user.project} was refused`;
-}
-
-/** Polls `probe` until it finds nothing wrong or the deadline passes; its last reason, or undefined. */
-async function until(
-  page: Page,
-  timeoutMs: number,
-  probe: () => Promise<string | undefined>,
-): Promise<string | undefined> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const reason = await probe();
-    if (!reason || Date.now() > deadline) return reason;
-    await page.waitForTimeout(250);
-  }
 }
 
 /**
