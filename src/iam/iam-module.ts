@@ -105,8 +105,8 @@ export const iamModule: FeatureModule = {
       platformName,
       timeoutMs: 10_000,
     };
-    const memberWrites = new RbacMemberWrites(writeDeps);
-    const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
+    const memberWrites = new RbacMemberWrites({ ...writeDeps, cache });
+    const workspaceMemberWrites = new WorkspaceMemberWrites({ ...writeDeps, cache });
     const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
     const groupCache = new GroupCache({
       kubeConfig: ctx.get(kubeConfigRef),

@@ -33,7 +33,7 @@ interface TypeOf {
 }
 
 /** What the cache does with each of its informers, whatever it holds. */
-type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop'>;
+type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop' | 'onEvent'>;
 
 interface Named {
   metadata: { name: string; resourceVersion?: string };
@@ -149,6 +149,26 @@ export class RoleCache {
   role(scope: Scope, name: string, namespace = ''): RoleObject | undefined {
     if (scope === 'namespace') return this.#roles?.get(name, namespace);
     return this.#rolesOf(scope)?.get(name);
+  }
+
+  /**
+   * Resolves true once `holds()` is true of the caches (asked now and after each of their events), or
+   * false after `timeoutMs`: a write waits for its own effect to reach the caches before it answers, so
+   * a list read right after the answer shows it.
+   */
+  until(holds: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (holds()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const unsubscribes: (() => void)[] = [];
+      const finish = (held: boolean): void => {
+        clearTimeout(timer);
+        for (const unsubscribe of unsubscribes) unsubscribe();
+        resolve(held);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      for (const informer of this.#informers)
+        unsubscribes.push(informer.onEvent(() => holds() && finish(true)));
+    });
   }
 
   /**

@@ -10,6 +10,7 @@ import type { RoleVocabulary } from './role-objects.ts';
 import type { UserBindings } from './user-bindings.ts';
 import { checkPassword, invalid, readPasswordChange, readUser, type UserInput } from './user-input.ts';
 import { publicUser } from './user-view.ts';
+import { WRITE_VISIBLE_MS } from './written-visible.ts';
 
 /** What the original answers a password change or a delete with. */
 export const SUCCESS = { message: 'success' } as const;
@@ -88,6 +89,7 @@ export class UserWrites {
         await this.#accounts.remove(input.name);
         throw err;
       }
+      await this.#roleShown(input.name, role);
     }
     return this.#view(created, role);
   }
@@ -143,7 +145,10 @@ export class UserWrites {
         ? await this.#accounts.replace(withVersion(change(current), resourceVersion))
         : await this.#accounts.update(name, change);
       if (!updated) throw notFound(this.#group, name);
-      if (newRole) await this.#bindings.setGlobalRole(name, newRole);
+      if (newRole) {
+        await this.#bindings.setGlobalRole(name, newRole);
+        await this.#roleShown(name, newRole);
+      }
       return this.#view(updated, newRole ?? currentRole);
     };
     return role ? this.#serialized(run) : run();
@@ -266,6 +271,17 @@ export class UserWrites {
         retryAfterSeconds: 1,
       });
     }
+  }
+
+  /**
+   * Waits (bounded) until the role cache, which the users list reads, shows the user's new platform
+   * role: a client that lists users right after the answer (the console does) sees the change.
+   */
+  async #roleShown(username: string, role: string): Promise<void> {
+    await this.#cache.until(
+      () => this.#cache.globalRoleOf(username)?.metadata.name === role,
+      WRITE_VISIBLE_MS,
+    );
   }
 
   #view(user: UserObject, globalRole: string | undefined): UserObject {

@@ -6,8 +6,10 @@ import type { Identity } from '../kernel/identity.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
 import { asApiError, invalid, namesUser, type Member } from './member-writes.ts';
+import type { RoleCache } from './role-cache.ts';
 import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';
+import { memberShown } from './written-visible.ts';
 
 const RBAC = 'rbac.authorization.k8s.io';
 
@@ -31,6 +33,7 @@ export class WorkspaceMemberWrites {
   readonly #userRef: string;
   readonly #workspaceLabel: string;
   readonly #timeoutMs: number;
+  readonly #cache: RoleCache;
 
   constructor(deps: {
     kubeConfig: KubeConfig;
@@ -38,7 +41,10 @@ export class WorkspaceMemberWrites {
     users: UserDirectory;
     platformName: string;
     timeoutMs: number;
+    /** The role cache the member lists read: a write answers once it shows the write. */
+    cache: RoleCache;
   }) {
+    this.#cache = deps.cache;
     this.#kc = deps.kubeConfig;
     this.#reviewer = deps.reviewer;
     this.#users = deps.users;
@@ -84,6 +90,7 @@ export class WorkspaceMemberWrites {
       }
       done.push(member.username);
     }
+    for (const m of members) await memberShown(this.#cache, 'workspace', workspace, m.username, m.roleRef);
     return members.map((m) => ({ username: m.username, roleRef: m.roleRef }));
   }
 
@@ -128,6 +135,7 @@ export class WorkspaceMemberWrites {
     } catch (err) {
       throw asApiError(err, `removing ${username} from workspace "${workspace}"`);
     }
+    await memberShown(this.#cache, 'workspace', workspace, username, undefined);
   }
 
   /**
