@@ -175,6 +175,8 @@ export const iamModule: FeatureModule = {
       },
       readiness: { 'iam-roles': () => cache.ready, 'iam-groups': () => groupCache.ready },
       start: () => {
+        // A cached "allowed" must not outlive the binding that granted it (nor a "denied" a new grant).
+        cache.onRbacChange(() => reviewer.rbacChanged());
         cache.start();
         groupCache.start();
       },

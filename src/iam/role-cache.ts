@@ -56,6 +56,7 @@ export class RoleCache {
   readonly #metrics: CacheMetrics | undefined;
   #model: RoleModel | undefined;
   #informers: Running[] = [];
+  readonly #rbacListeners = new Set<() => void>();
   #globalRoles: Informer<RoleObject> | undefined;
   #globalBindings: Informer<BindingObject> | undefined;
   #workspaceRoles: Informer<RoleObject> | undefined;
@@ -171,6 +172,12 @@ export class RoleCache {
     });
   }
 
+  /** Calls `listener` after each change of a cached role or binding (once synced); returns its removal. */
+  onRbacChange(listener: () => void): () => void {
+    this.#rbacListeners.add(listener);
+    return () => this.#rbacListeners.delete(listener);
+  }
+
   /**
    * The bindings of a scope: every GlobalRoleBinding or ClusterRoleBinding, the WorkspaceRoleBindings
    * labelled with the workspace, or the RoleBindings in the namespace.
@@ -280,7 +287,12 @@ export class RoleCache {
   }
 
   #cache<T extends RoleObject | BindingObject>(path: string, kind: string, type: TypeOf): Informer<T> {
-    return this.#informer<T>(path, kind, (o) => this.#shared({ ...o, ...type }));
+    const informer = this.#informer<T>(path, kind, (o) => this.#shared({ ...o, ...type }));
+    // Its first list is no change: what was granted before this server started is what reviews answer.
+    informer.onEvent(() => {
+      if (informer.synced) for (const listener of this.#rbacListeners) listener();
+    });
+    return informer;
   }
 
   /**

@@ -280,6 +280,11 @@ function profile(options: { platform: string; original: boolean }) {
     assert.equal(body.metadata.annotations?.[GLOBAL_ROLE], options.original ? 'platform-regular' : undefined);
 
     const user = await stored(NEW);
+    // Active at once, as the original's controller makes a user once its password is hashed (the
+    // console shows a user without a state as Pending).
+    const stateOf = (u: unknown) => (u as { status?: { state?: string } }).status?.state;
+    assert.equal(stateOf(body), 'Active');
+    assert.equal(stateOf(user), 'Active');
     await waitFor('the watch sees the User', () => (seen.length > 0 ? true : undefined));
     watch.abort();
     for (const version of seen) {
