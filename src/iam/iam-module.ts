@@ -1,6 +1,7 @@
 import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
+import { oneReplicaRef, reconcileMetricsRef } from '../reconcile/reconcile-module.ts';
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
 import { userAccountsRef } from '../tokens/user-accounts.ts';
 import { userDirectoryRef } from '../tokens/user-directory.ts';
@@ -13,6 +14,8 @@ import { memberRolesRoutes } from './member-roles-routes.ts';
 import { MemberRoles } from './member-roles.ts';
 import { membersApi } from './members-api.ts';
 import { membersRoutes } from './members-routes.ts';
+import { EscalationCheck } from './escalation-check.ts';
+import { RbacSync } from './rbac-sync.ts';
 import { RoleCache } from './role-cache.ts';
 import { RoleLists } from './role-lists.ts';
 import { roleWritesRoutes } from './role-writes-routes.ts';
@@ -43,6 +46,8 @@ export const iamModule: FeatureModule = {
     userDirectoryRef,
     userAccountsRef,
     workspaceAccessRef,
+    oneReplicaRef,
+    reconcileMetricsRef,
   ],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
@@ -58,6 +63,12 @@ export const iamModule: FeatureModule = {
       logger: ctx.get(loggerRef),
       metrics: ctx.get(cacheMetricsRef),
     });
+    // No escalation through the role kinds the server writes for the caller (docs/iam-api.md).
+    const escalation = new EscalationCheck({
+      kubeConfig: ctx.get(kubeConfigRef),
+      platformName,
+      timeoutMs: 10_000,
+    });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
     const writes = new UserWrites({
@@ -68,6 +79,7 @@ export const iamModule: FeatureModule = {
       bindings: new UserBindings({ kubeConfig: ctx.get(kubeConfigRef), iamGroup: directory.iam.group }),
       reviewer,
       vocabulary,
+      escalation,
     });
     const access = new ScopeAccess({
       reviewer,
@@ -84,10 +96,22 @@ export const iamModule: FeatureModule = {
       users: directory,
       platformName,
       timeoutMs: 10_000,
+      escalation,
     };
     const memberWrites = new RbacMemberWrites(writeDeps);
     const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
     const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
+    // The platform's roles and bindings in force as Kubernetes RBAC, by whichever replica leads
+    // (docs/reconcilers.md#the-rbac-reconciler).
+    const rbacSync = new RbacSync({
+      kubeConfig: ctx.get(kubeConfigRef),
+      platformName,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(reconcileMetricsRef),
+      timeoutMs: 10_000,
+    });
+    const runner = ctx.get(oneReplicaRef);
+    let removeRbacSync: (() => Promise<void>) | undefined;
     return {
       edge: {
         protectedRoutes: [
@@ -106,8 +130,14 @@ export const iamModule: FeatureModule = {
         ],
       },
       readiness: { 'iam-roles': () => cache.ready },
-      start: () => cache.start(),
-      stop: () => cache.stop(),
+      start: () => {
+        cache.start();
+        removeRbacSync = runner.add(rbacSync);
+      },
+      stop: async () => {
+        await removeRbacSync?.();
+        await cache.stop();
+      },
     };
   },
 };

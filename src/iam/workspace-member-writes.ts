@@ -5,6 +5,7 @@ import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import type { UserDirectory } from '../tokens/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
+import type { EscalationCheck } from './escalation-check.ts';
 import { asApiError, invalid, namesUser, type Member } from './member-writes.ts';
 import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';
@@ -31,6 +32,7 @@ export class WorkspaceMemberWrites {
   readonly #userRef: string;
   readonly #workspaceLabel: string;
   readonly #timeoutMs: number;
+  readonly #escalation: EscalationCheck | undefined;
 
   constructor(deps: {
     kubeConfig: KubeConfig;
@@ -38,7 +40,10 @@ export class WorkspaceMemberWrites {
     users: UserDirectory;
     platformName: string;
     timeoutMs: number;
+    /** Refuses binding a role whose rules the caller does not hold in the workspace's projects (403). */
+    escalation?: EscalationCheck;
   }) {
+    this.#escalation = deps.escalation;
     this.#kc = deps.kubeConfig;
     this.#reviewer = deps.reviewer;
     this.#users = deps.users;
@@ -68,6 +73,7 @@ export class WorkspaceMemberWrites {
       if (!(await this.#users.get(m.username))) throw userNotFound(this.#users.iam.group, m.username);
       await this.#roleExists(workspace, m.roleRef);
     }
+    await this.#noEscalation(caller, workspace, members);
     const done: string[] = [];
     for (const member of members) {
       try {
@@ -97,6 +103,36 @@ export class WorkspaceMemberWrites {
     return changed ?? member;
   }
 
+  /**
+   * A WorkspaceRoleBinding becomes a RoleBinding to its role's ClusterRole in every project of the
+   * workspace (the RBAC reconciler): the caller must be able to create those RoleBindings themselves (a
+   * dry run as the caller in each project there is now), as Kubernetes checks for bindings written as the
+   * caller. A workspace without projects grants nothing in Kubernetes yet: nothing to check.
+   */
+  async #noEscalation(caller: Identity, workspace: string, members: readonly Member[]): Promise<void> {
+    if (!this.#escalation) return;
+    const projects = await this.#projects(workspace);
+    if (projects.length === 0) return;
+    for (const role of new Set(members.map((m) => m.roleRef))) {
+      const subjects = members
+        .filter((m) => m.roleRef === role)
+        .map((m) => ({ kind: 'User', apiGroup: RBAC, name: m.username }));
+      await this.#escalation.workspaceRoleBinding(caller, role, projects, subjects);
+    }
+  }
+
+  /** The names of the workspace's namespaces (labelled with it). */
+  async #projects(workspace: string): Promise<string[]> {
+    const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);
+    return (
+      (
+        await this.#get<{ items: { metadata: { name: string } }[] }>(
+          `/api/v1/namespaces?labelSelector=${selector}`,
+        )
+      )?.items ?? []
+    ).map((ns) => ns.metadata.name);
+  }
+
   /** The member's bindings in the workspace's projects, then in the workspace, removed. */
   async remove(caller: Identity, workspace: string, username: string): Promise<void> {
     const bindings = (await this.#authorize(caller, workspace, 'delete')).filter((b) =>
@@ -110,15 +146,8 @@ export class WorkspaceMemberWrites {
       });
     }
     try {
-      const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);
-      const projects =
-        (
-          await this.#get<{ items: { metadata: { name: string } }[] }>(
-            `/api/v1/namespaces?labelSelector=${selector}`,
-          )
-        )?.items ?? [];
-      for (const project of projects) {
-        const path = `/apis/${RBAC}/v1/namespaces/${encodeURIComponent(project.metadata.name)}/rolebindings`;
+      for (const project of await this.#projects(workspace)) {
+        const path = `/apis/${RBAC}/v1/namespaces/${encodeURIComponent(project)}/rolebindings`;
         const own = ((await this.#get<{ items: BindingObject[] }>(path))?.items ?? []).filter((b) =>
           this.#ownedBy(b, username),
         );

@@ -659,6 +659,16 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['clusterrolebindings', 'rolebindings'],
         verbs: ['delete'],
       },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['clusterroles'],
+        verbs: ['create', 'update', 'delete', 'escalate', 'bind'],
+      },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['clusterrolebindings', 'rolebindings'],
+        verbs: ['create', 'update', 'delete'],
+      },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
@@ -830,6 +840,12 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
       // The IAM API: a member removed from a workspace loses their bindings in its projects.
       ['delete', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
+      // The RBAC reconciler: the platform's roles and bindings as ClusterRoles and their bindings.
+      ['create', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['escalate', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
+      ['update', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
       // Leader election, in the release's namespace.
       ['create', 'leases', 'coordination.k8s.io', namespace],
     ];
@@ -840,10 +856,7 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'pods', '', namespace],
       ['impersonate', 'serviceaccounts', '', namespace],
       ['impersonate', 'uids', 'authentication.k8s.io'],
-      ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
-      ['update', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
-      ['escalate', 'clusterroles', 'rbac.authorization.k8s.io'],
-      ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['escalate', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
       ['patch', 'globalroles', 'iam.platform.io'],
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],
