@@ -4,6 +4,7 @@ import { http1Dispatcher, kubeRequest, KubeRequestError } from '../cluster/kube-
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import { asApiError } from './member-writes.ts';
+import { uncovered, type Rule } from './rbac-covers.ts';
 import {
   boundClusterRole,
   rbacNames,
@@ -18,8 +19,8 @@ const RBAC_V1 = `/apis/${RBAC}/v1`;
 /**
  * No escalation through the platform's own role kinds. A GlobalRole or WorkspaceRole becomes a ClusterRole
  * and their bindings ClusterRoleBindings and RoleBindings (the RBAC reconciler), which this server writes
- * with its own account: so before one is written, the caller is asked to write the equivalent Kubernetes
- * object themselves, as a dry run (`dryRun=All`: checked, never stored). Kubernetes then decides as it
+ * with its own account: so before a role or a GlobalRoleBinding is written, the caller is asked to write
+ * the equivalent Kubernetes object themselves, as a dry run (`dryRun=All`: checked, never stored). Kubernetes then decides as it
  * would for the real thing: RBAC `create` on the kind, and a role only with rules the caller holds (or
  * `escalate`), a binding only to a role whose rules the caller holds where it applies (or `bind`). Its
  * 403 is passed on.
@@ -61,29 +62,63 @@ export class EscalationCheck {
   }
 
   /**
-   * A WorkspaceRoleBinding to `role`, in force in these namespaces (its workspace's): 403 unless the caller
-   * may create the RoleBinding it becomes in each.
+   * A WorkspaceRoleBinding to a WorkspaceRole with these rules, in force in these namespaces (its
+   * workspace's): 403 unless the caller holds every rule in each — Kubernetes' escalation rule for the
+   * RoleBinding it becomes. Asked of Kubernetes as a SelfSubjectRulesReview as the caller per namespace,
+   * not as a dry run of the RoleBinding: that would also need RBAC `create` on RoleBindings there, which
+   * a workspace's admin (authorized here by their workspace role) need not have.
    */
   async workspaceRoleBinding(
     caller: Identity,
-    role: string,
+    role: { name: string; rules: readonly unknown[] },
     namespaces: readonly string[],
-    subjects: readonly RbacSubject[],
   ): Promise<void> {
-    const clusterRole = boundClusterRole(this.#names, 'WorkspaceRole', role);
+    const requested = role.rules.filter(isRule);
     // A few at a time: a workspace may have many projects.
     for (let i = 0; i < namespaces.length; i += 8)
       await Promise.all(
-        namespaces.slice(i, i + 8).map((ns) =>
-          this.#dryRun(caller, `${RBAC_V1}/namespaces/${encodeURIComponent(ns)}/rolebindings`, {
-            apiVersion: `${RBAC}/v1`,
-            kind: 'RoleBinding',
-            metadata: { generateName: `${this.#platform}-escalation-check-`, namespace: ns },
-            roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: clusterRole },
-            subjects: rbacSubjects(subjects),
-          }),
-        ),
+        namespaces.slice(i, i + 8).map(async (ns) => {
+          const missing = uncovered(await this.#rulesOf(caller, ns), requested);
+          if (missing.length > 0)
+            throw new ApiError(
+              'Forbidden',
+              `user "${caller.username}" is attempting to grant RBAC permissions not currently held in namespace "${ns}" (binding the workspace role "${role.name}"): ${missing
+                .slice(0, 5)
+                .map((r) => JSON.stringify(r))
+                .join(', ')}${missing.length > 5 ? ', …' : ''}`,
+            );
+        }),
       );
+  }
+
+  /** The rules the caller holds in a namespace (their cluster-wide ones included). */
+  async #rulesOf(caller: Identity, namespace: string): Promise<Rule[]> {
+    const review = await this.#send<{
+      status?: { resourceRules?: Rule[]; nonResourceRules?: Rule[] };
+    }>(caller, '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      spec: { namespace },
+    });
+    return [...(review.status?.resourceRules ?? []), ...(review.status?.nonResourceRules ?? [])];
+  }
+
+  async #send<T>(caller: Identity, path: string, body: unknown): Promise<T> {
+    this.#dispatcher ??= http1Dispatcher(this.#kc).catch((err: unknown) => {
+      this.#dispatcher = undefined;
+      throw err;
+    });
+    try {
+      return await kubeRequest<T>(this.#kc, path, {
+        method: 'POST',
+        body,
+        timeoutMs: this.#timeoutMs,
+        impersonate: caller,
+        dispatcher: await this.#dispatcher,
+      });
+    } catch (err) {
+      throw asApiError(err, 'checking for escalation');
+    }
   }
 
   async #dryRun(caller: Identity, collection: string, body: unknown): Promise<void> {
@@ -114,4 +149,8 @@ export class EscalationCheck {
       throw asApiError(err, 'checking for escalation');
     }
   }
+}
+
+function isRule(value: unknown): value is Rule {
+  return typeof value === 'object' && value !== null && Array.isArray((value as Rule).verbs);
 }

@@ -69,11 +69,12 @@ export class WorkspaceMemberWrites {
         throw invalid(`[${i}].username`, `user "${m.username}" is listed more than once`);
       seen.add(m.username);
     }
+    const roles = new Map<string, RoleObject>();
     for (const m of members) {
       if (!(await this.#users.get(m.username))) throw userNotFound(this.#users.iam.group, m.username);
-      await this.#roleExists(workspace, m.roleRef);
+      roles.set(m.roleRef, await this.#roleExists(workspace, m.roleRef));
     }
-    await this.#noEscalation(caller, workspace, members);
+    await this.#noEscalation(caller, workspace, [...roles.values()]);
     const done: string[] = [];
     for (const member of members) {
       try {
@@ -105,20 +106,20 @@ export class WorkspaceMemberWrites {
 
   /**
    * A WorkspaceRoleBinding becomes a RoleBinding to its role's ClusterRole in every project of the
-   * workspace (the RBAC reconciler): the caller must be able to create those RoleBindings themselves (a
-   * dry run as the caller in each project there is now), as Kubernetes checks for bindings written as the
-   * caller. A workspace without projects grants nothing in Kubernetes yet: nothing to check.
+   * workspace (the RBAC reconciler): the caller must hold the role's rules in each project there is now,
+   * as Kubernetes checks for a RoleBinding. A workspace without projects grants nothing in Kubernetes
+   * yet: nothing to check.
    */
-  async #noEscalation(caller: Identity, workspace: string, members: readonly Member[]): Promise<void> {
+  async #noEscalation(caller: Identity, workspace: string, roles: readonly RoleObject[]): Promise<void> {
     if (!this.#escalation) return;
     const projects = await this.#projects(workspace);
     if (projects.length === 0) return;
-    for (const role of new Set(members.map((m) => m.roleRef))) {
-      const subjects = members
-        .filter((m) => m.roleRef === role)
-        .map((m) => ({ kind: 'User', apiGroup: RBAC, name: m.username }));
-      await this.#escalation.workspaceRoleBinding(caller, role, projects, subjects);
-    }
+    for (const role of roles)
+      await this.#escalation.workspaceRoleBinding(
+        caller,
+        { name: role.metadata.name, rules: role.rules ?? [] },
+        projects,
+      );
   }
 
   /** The names of the workspace's namespaces (labelled with it). */
@@ -193,13 +194,14 @@ export class WorkspaceMemberWrites {
     if (!(await this.#get(path))) throw notFound(this.#tenantGroup, 'workspacetemplates', workspace);
   }
 
-  /** A WorkspaceRole of that workspace (one labelled with another is unknown here, as in the original). */
-  async #roleExists(workspace: string, role: string): Promise<void> {
+  /** The WorkspaceRole of that workspace (one labelled with another is unknown here, as in the original). */
+  async #roleExists(workspace: string, role: string): Promise<RoleObject> {
     const found = await this.#get<RoleObject>(
       `/apis/${this.#iamGroup}/v1alpha2/workspaceroles/${encodeURIComponent(role)}`,
     );
-    if (found?.metadata.labels?.[this.#workspaceLabel] !== workspace)
+    if (!found || found.metadata.labels?.[this.#workspaceLabel] !== workspace)
       throw notFound(this.#iamGroup, 'workspaceroles', role);
+    return found;
   }
 
   async #workspaceBindings(workspace: string): Promise<BindingObject[]> {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { uncovered } from '../../src/iam/rbac-covers.ts';
 import {
   aggregatedNames,
   clusterRoleBindingFor,
@@ -117,5 +118,41 @@ describe('the platform role model as Kubernetes RBAC', () => {
     assert.equal(aggregatedNames(names, annotated('not json')), undefined);
     assert.equal(aggregatedNames(names, annotated('[1]')), undefined);
     assert.deepEqual(rulesOf({ metadata: { name: 'r' }, rules: null }), []);
+  });
+
+  test("escalation: Kubernetes' covering rule", () => {
+    const admin = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
+    const wide = [{ apiGroups: [''], resources: ['secrets', 'pods'], verbs: ['get', 'list'] }];
+    assert.deepEqual(uncovered(admin, wide), []);
+    const podsOnly = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }];
+    assert.deepEqual(uncovered(podsOnly, wide), [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['list'] },
+    ]);
+    // A wildcard asked for is held only as a wildcard.
+    assert.equal(uncovered(podsOnly, [{ apiGroups: [''], resources: ['*'], verbs: ['get'] }]).length, 1);
+    // Names: an owner limited to names covers only those names.
+    const named = [{ apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'], verbs: ['get'] }];
+    assert.deepEqual(uncovered(named, named), []);
+    assert.equal(
+      uncovered(named, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }]).length,
+      1,
+    );
+    // Subresources and URLs.
+    assert.deepEqual(
+      uncovered(
+        [{ apiGroups: [''], resources: ['pods/*'], verbs: ['get'] }],
+        [{ apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }],
+      ),
+      [],
+    );
+    assert.deepEqual(
+      uncovered(
+        [{ nonResourceURLs: ['/healthz/*'], verbs: ['get'] }],
+        [{ nonResourceURLs: ['/healthz/etcd'], verbs: ['get'] }],
+      ),
+      [],
+    );
+    assert.equal(uncovered([], [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]).length, 1);
   });
 });
