@@ -266,7 +266,7 @@ class Term {
       await this.#deleteGenerated(this.#clusterRoles.get(generatedName(this.#names, kind, name)), path);
       return;
     }
-    const templates = aggregatedNames(this.#names, role);
+    const templates = builtIn(this.#names, role) ? undefined : aggregatedNames(this.#names, role);
     if (templates) {
       const found = templates.flatMap((t) => this.#source(plural, t) ?? []);
       const rules = unionOfRules(found);
@@ -412,6 +412,20 @@ class Index {
   get(key: string): string[] {
     return [...(this.#map.get(key) ?? [])];
   }
+}
+
+/**
+ * A role whose rules are someone else's to set: the tenant reconciler's defaults (`<p>.io/managed-by`),
+ * the original's built-in roles and templates. The role writes refuse to change them, and aggregation is
+ * not recomputed for them (their rules and their annotation come from the same source).
+ */
+function builtIn(names: RbacNames, role: RbacObject): boolean {
+  const labels = role.metadata.labels ?? {};
+  return (
+    names.managedByLabel in labels ||
+    `${names.iamGroup}/role-template` in labels ||
+    role.metadata.annotations?.[`${names.platform}.io/creator`] === 'system'
+  );
 }
 
 function roleBindingPath(namespace: string, name: string): string {
