@@ -214,6 +214,8 @@ export class WorkspaceMemberWrites {
 
   /** A project binding that is the user's own: it names only them (the original's member bindings do). */
   #ownedBy(binding: BindingObject, username: string): boolean {
+    // Not the RoleBindings the RBAC reconciler made of workspace bindings: they go with those.
+    if (binding.metadata.labels?.[`${this.#iamGroup}/generated-from`] !== undefined) return false;
     const subjects = binding.subjects ?? [];
     return subjects.length > 0 && subjects.every((s) => s.kind === 'User' && s.name === username);
   }
