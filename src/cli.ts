@@ -5,8 +5,8 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { iamGroupFor } from './tokens/iam-resources.ts';
-import { DEFAULT_BCRYPT_COST, hashPassword, MIN_BCRYPT_COST } from './tokens/passwords.ts';
+import { iamGroupFor } from './users/iam-resources.ts';
+import { DEFAULT_BCRYPT_COST, hashPassword, MIN_BCRYPT_COST } from './users/passwords.ts';
 import { kidOf } from './tokens/signing-keys.ts';
 
 const USAGE = `usage: platform-apiserver <command>

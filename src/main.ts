@@ -40,6 +40,7 @@ import { platformConfigModule } from './platform-config/platform-config-module.t
 import { reconcileModule } from './reconcile/reconcile-module.ts';
 import { tenantModule } from './tenant/tenant-module.ts';
 import { tokensModule } from './tokens/tokens-module.ts';
+import { usersModule } from './users/users-module.ts';
 import { packageVersion } from './version.ts';
 
 /** The features this server is made of. Adding one is a folder and a line here. */
@@ -47,6 +48,7 @@ export const MODULES: readonly FeatureModule[] = [
   healthModule,
   versionModule,
   platformConfigModule,
+  usersModule,
   tokensModule,
   accessModule,
   iamModule,

@@ -3,8 +3,12 @@ import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
 import { oneReplicaRef, reconcileMetricsRef } from '../reconcile/reconcile-module.ts';
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
-import { userAccountsRef } from '../tokens/user-accounts.ts';
-import { userDirectoryRef } from '../tokens/user-directory.ts';
+import { userAccounts, userSessionsRef } from '../users/user-accounts.ts';
+import { userDirectoryRef } from '../users/user-directory.ts';
+import { userAccountStoreRef } from '../users/users-module.ts';
+import { packageVersion } from '../version.ts';
+import { loginRecordsApi } from './login-records-api.ts';
+import { loginRecordsRoutes } from './login-records-routes.ts';
 import { MemberLists } from './member-lists.ts';
 import { memberWritesRoutes } from './member-writes-routes.ts';
 import { RbacMemberWrites } from './member-writes.ts';
@@ -44,7 +48,8 @@ export const iamModule: FeatureModule = {
     cacheMetricsRef,
     accessReviewerRef,
     userDirectoryRef,
-    userAccountsRef,
+    userAccountStoreRef,
+    userSessionsRef,
     workspaceAccessRef,
     oneReplicaRef,
     reconcileMetricsRef,
@@ -52,6 +57,7 @@ export const iamModule: FeatureModule = {
   register(ctx) {
     const { platformName } = ctx.get(configRef);
     const directory = ctx.get(userDirectoryRef);
+    const accountStore = ctx.get(userAccountStoreRef);
     const reviewer = ctx.get(accessReviewerRef);
     const vocabulary = roleVocabulary(platformName);
     const tenantGroup = `tenant.${platformName}.io`;
@@ -72,7 +78,11 @@ export const iamModule: FeatureModule = {
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
     const writes = new UserWrites({
-      accounts: ctx.get(userAccountsRef),
+      accounts: userAccounts({
+        users: accountStore.store,
+        sessions: ctx.get(userSessionsRef),
+        iamGroup: directory.iam.group,
+      }),
       users: directory,
       roles,
       cache,
@@ -121,12 +131,19 @@ export const iamModule: FeatureModule = {
           membersRoutes({ platformName, members }),
           memberWritesRoutes({ platformName, writes: memberWrites, workspaces: workspaceMemberWrites }),
           roleWritesRoutes({ platformName, writes: roleWrites }),
+          loginRecordsRoutes({
+            iam: directory.iam,
+            records: accountStore.records,
+            enabled: () => accountStore.schema.schema.loginRecords,
+            authorizer: reviewer,
+          }),
         ],
         openApi: [
           usersApi({ platformName }),
           memberRolesApi({ platformName }),
           rolesApi({ platformName }),
           membersApi({ platformName }),
+          loginRecordsApi({ platformName, version: packageVersion() }),
         ],
       },
       readiness: { 'iam-roles': () => cache.ready },

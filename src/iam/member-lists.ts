@@ -1,8 +1,8 @@
 import type { Identity } from '../kernel/identity.ts';
 import { parseListQuery, type RawQuery } from '../list-query/list-query.ts';
 import { matchesMetadata, sortAndPage, type Page } from '../list-query/metadata-page.ts';
-import type { UserObject } from '../tokens/iam-resources.ts';
-import type { UserDirectory } from '../tokens/user-directory.ts';
+import type { UserObject } from '../users/iam-resources.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
 import { membershipsOf, type Membership } from './members.ts';
 import type { RoleCache } from './role-cache.ts';

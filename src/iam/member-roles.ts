@@ -2,8 +2,8 @@ import type { AccessReviewer, ResourceAttributes } from '../access/access-review
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import { AUTHENTICATED_GROUP } from '../kernel/identity.ts';
-import type { UserObject } from '../tokens/iam-resources.ts';
-import type { UserDirectory } from '../tokens/user-directory.ts';
+import type { UserObject } from '../users/iam-resources.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
 import { derivedTemplates, EVERYTHING, type Scope } from './derived-rules.ts';
 import type { RoleCache } from './role-cache.ts';
 import type { RoleObject, RoleVocabulary } from './role-objects.ts';

@@ -4,7 +4,7 @@ import type { AccessReviewer } from '../access/access-review.ts';
 import { http1Dispatcher, kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import type { UserDirectory } from '../tokens/user-directory.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
 import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';

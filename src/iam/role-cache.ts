@@ -4,7 +4,7 @@ import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
 import { kubeRequest } from '../cluster/kube-request.ts';
 import { servedResources } from '../cluster/api-discovery.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { IamGroup } from '../tokens/iam-resources.ts';
+import type { IamGroup } from '../users/iam-resources.ts';
 import type { Scope } from './derived-rules.ts';
 import type { BindingObject, RoleObject, RoleVocabulary } from './role-objects.ts';
 import { bindingsOf, templatesOf } from './role-templates.ts';

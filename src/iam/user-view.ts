@@ -1,4 +1,4 @@
-import type { UserObject } from '../tokens/iam-resources.ts';
+import type { UserObject } from '../users/iam-resources.ts';
 
 /** Status fields a user list may show: the original's own. Lockout bookkeeping stays inside. */
 const PUBLIC_STATUS = ['state', 'reason', 'lastTransitionTime', 'lastLoginTime'] as const;

@@ -1,9 +1,9 @@
 import type { AccessReviewer } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import { stateOf, type UserObject } from '../tokens/iam-resources.ts';
-import type { UserAccounts } from '../tokens/user-accounts.ts';
-import type { UserDirectory } from '../tokens/user-directory.ts';
+import { stateOf, type UserObject } from '../users/iam-resources.ts';
+import type { UserAccounts } from '../users/user-accounts.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound, PLATFORM_ADMIN, type MemberRoles } from './member-roles.ts';
 import type { RoleCache } from './role-cache.ts';
 import type { RoleVocabulary } from './role-objects.ts';

@@ -3,7 +3,7 @@ import { forbidden, type AccessReviewer, type ResourceAttributes } from '../acce
 import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import type { UserDirectory } from '../tokens/user-directory.ts';
+import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
 import type { EscalationCheck } from './escalation-check.ts';
 import { asApiError, invalid, namesUser, type Member } from './member-writes.ts';

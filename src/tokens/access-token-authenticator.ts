@@ -1,9 +1,9 @@
 import type { BearerOutcome } from './auth-metrics.ts';
 import { AUTHENTICATED_GROUP, type Identity } from '../kernel/identity.ts';
-import { stateOf, type SessionObject, type UserObject } from './iam-resources.ts';
+import { stateOf, type SessionObject, type UserObject } from '../users/iam-resources.ts';
 import type { SessionStore } from './session-store.ts';
 import { TokenError, type TokenClaims, type TokenService } from './tokens.ts';
-import type { UserStore } from './user-store.ts';
+import type { UserStore } from '../users/user-store.ts';
 
 /** Why a bearer token was refused; `message` is safe to return to the caller. */
 export class BearerError extends Error {

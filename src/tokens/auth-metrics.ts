@@ -23,7 +23,6 @@ export interface AuthMetrics {
   passwordVerifySeconds: Histogram;
   ledgerWriteFailures: Counter<'step'>;
   statusWriteFailures: Counter<'write'>;
-  loginRecordWriteFailures: Counter;
 }
 
 /** The token service's metrics. Labels are small closed sets: never a user name, client id or token. */
@@ -67,10 +66,6 @@ export function createAuthMetrics(registry: Registry, activeSessions: () => numb
       name: 'platform_user_status_write_failures_total',
       help: 'User status writes (lock shown as AuthLimitExceeded, last login) that failed; the lockout itself still holds.',
       labelNames: ['write'],
-    }),
-    loginRecordWriteFailures: counter(registry, {
-      name: 'platform_login_record_write_failures_total',
-      help: 'LoginRecord objects (or their retention pass) that could not be written.',
     }),
   };
 }

@@ -1,21 +1,21 @@
 import type { Logger } from '../observability/logger.ts';
 import type { AuthMetrics } from './auth-metrics.ts';
-import type { Settlement } from './attempt-ledger.ts';
-import type { LoginRecordWriter } from './login-records.ts';
-import { stateOf, type UserObject } from './iam-resources.ts';
+import type { Settlement } from '../users/attempt-ledger.ts';
+import type { LoginRecordWriter } from '../users/login-records.ts';
+import { stateOf, type UserObject } from '../users/iam-resources.ts';
 import {
   LedgerContendedError,
   type LedgerStore,
   type LoginAdmission,
   type Reservation,
-} from './login-admission.ts';
-import { lockoutOf, type LockoutPolicy } from './lockout.ts';
+} from '../users/login-admission.ts';
+import { lockoutOf, type LockoutPolicy } from '../users/lockout.ts';
 import { oauthError } from './oauth-request.ts';
 import type { PasswordCheck } from './password-gate.ts';
 import { newSessionId, type SessionStore } from './session-store.ts';
 import { sessionsBeyondLimit } from './session-limit.ts';
 import { TokenError, type TokenClaims, type TokenService, type TokenType } from './tokens.ts';
-import type { UserStore } from './user-store.ts';
+import type { UserStore } from '../users/user-store.ts';
 
 type AdmittedReservation = Extract<Reservation, { admitted: true }>;
 /** The login's log line: outcome, reason and the user, with the attempt's client and source address. */

@@ -1,4 +1,4 @@
-import type { SessionObject } from './iam-resources.ts';
+import type { SessionObject } from '../users/iam-resources.ts';
 
 /**
  * The sessions a new login ends so that the user holds at most `limit` afterwards, the new one included.

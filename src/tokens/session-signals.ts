@@ -1,6 +1,6 @@
 import type { InformerListener } from '../cluster/informer.ts';
 import type { SessionListener, SessionSignals } from '../kernel/session-signals.ts';
-import { stateOf, type SessionObject, type UserObject } from './iam-resources.ts';
+import { stateOf, type SessionObject, type UserObject } from '../users/iam-resources.ts';
 
 /** The part of an informer this needs. */
 interface Events<T> {

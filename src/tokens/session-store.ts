@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Informer } from '../cluster/informer.ts';
 import type { Logger } from '../observability/logger.ts';
-import { ConflictError, type IamApi } from './iam-api.ts';
-import { userLabelKey, type SessionObject } from './iam-resources.ts';
-import { ReadThroughCache } from './read-through.ts';
+import { ConflictError, type IamApi } from '../users/iam-api.ts';
+import { userLabelKey, type SessionObject } from '../users/iam-resources.ts';
+import { ReadThroughCache } from '../cluster/read-through.ts';
 
 export interface NewSession {
   /** From newSessionId(): named before the tokens that carry it are signed. */

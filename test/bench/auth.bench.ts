@@ -2,7 +2,7 @@
 //   source scripts/ensure-node.sh && node test/bench/auth.bench.ts
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import bcrypt from 'bcrypt';
-import { DEFAULT_BCRYPT_COST, hashPassword, PasswordVerifier } from '../../src/tokens/passwords.ts';
+import { DEFAULT_BCRYPT_COST, hashPassword, PasswordVerifier } from '../../src/users/passwords.ts';
 import { ephemeralKeySet, type KeySet } from '../../src/tokens/signing-keys.ts';
 import { createSecretKey, randomBytes } from 'node:crypto';
 import { TokenService } from '../../src/tokens/tokens.ts';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 import {
   adminKubeConfig,

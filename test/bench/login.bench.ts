@@ -3,7 +3,7 @@
 // fare while logins are in flight (bcrypt runs off the event loop). Prints figures; asserts nothing.
 //   source scripts/ensure-node.sh && node test/bench/login.bench.ts [--rounds=20]
 import { startControlPlane } from '../cluster/control-plane.ts';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import {
   adminKubeConfig,

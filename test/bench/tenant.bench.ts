@@ -18,7 +18,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 import { adminKubeConfig, generateTestKeys, installIamCrds, passwordLogin } from '../support/iam-fixtures.ts';
 import { installTenantCrds, tenantGroups } from '../support/tenant-fixtures.ts';

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import { createNodes, deleteNodes } from '../cluster/node-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { decodeProtectedHeader } from 'jose';
-import { ensureBootstrapAdmin } from '../../src/tokens/bootstrap-admin.ts';
-import { IamApi } from '../../src/tokens/iam-api.ts';
-import { iamGroupFor } from '../../src/tokens/iam-resources.ts';
+import { ensureBootstrapAdmin } from '../../src/users/bootstrap-admin.ts';
+import { IamApi } from '../../src/users/iam-api.ts';
+import { iamGroupFor } from '../../src/users/iam-resources.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import {

@@ -5,7 +5,7 @@ import { derivedTemplates, moduleRules } from '../../src/iam/derived-rules.ts';
 import { roleVocabulary, type BindingObject, type RoleObject } from '../../src/iam/role-objects.ts';
 import { aggregatedNames, bindingsOf, templatesOf } from '../../src/iam/role-templates.ts';
 import { publicUser } from '../../src/iam/user-view.ts';
-import type { UserObject } from '../../src/tokens/iam-resources.ts';
+import type { UserObject } from '../../src/users/iam-resources.ts';
 
 const words = roleVocabulary('acme');
 const role = (name: string, created: string, aggregates?: unknown): RoleObject => ({

@@ -7,7 +7,7 @@ import type { Place } from '../../src/iam/scope-access.ts';
 import { publicUser } from '../../src/iam/user-view.ts';
 import { parseListQuery } from '../../src/list-query/list-query.ts';
 import { matchesMetadata, sortAndPage, type ListedObject } from '../../src/list-query/metadata-page.ts';
-import type { UserObject } from '../../src/tokens/iam-resources.ts';
+import type { UserObject } from '../../src/users/iam-resources.ts';
 
 const words = roleVocabulary('acme');
 

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { AddressLimiter } from '../../src/tokens/address-limiter.ts';
 import { isAnonymousPath } from '../../src/http/bearer-door.ts';
 import { ClientRegistry, parseClients } from '../../src/tokens/clients.ts';
-import { lockoutOf, statusAfterLock, statusAfterSuccess } from '../../src/tokens/lockout.ts';
+import { lockoutOf, statusAfterLock, statusAfterSuccess } from '../../src/users/lockout.ts';
 import {
   admit,
   decodeLedger,
@@ -16,9 +16,9 @@ import {
   settle,
   type AttemptLedger,
   type Settlement,
-} from '../../src/tokens/attempt-ledger.ts';
+} from '../../src/users/attempt-ledger.ts';
 import { clientCredentialsOf, parseForm } from '../../src/tokens/oauth-request.ts';
-import { bcryptCostOf, hashPassword, PasswordVerifier } from '../../src/tokens/passwords.ts';
+import { bcryptCostOf, hashPassword, PasswordVerifier } from '../../src/users/passwords.ts';
 import { ApiError as HttpError } from '../../src/kernel/api-error.ts';
 
 function oauthFailure(fn: () => unknown, status: number, error: string, message?: RegExp) {

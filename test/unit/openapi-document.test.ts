@@ -8,7 +8,7 @@ import { kubeVersionApi } from '../../src/kube-proxy/kube-version-api.ts';
 import { logsApi } from '../../src/log-query/logs-api.ts';
 import { nodesApi } from '../../src/nodes/nodes-api.ts';
 import { oauthApi } from '../../src/tokens/oauth-api.ts';
-import { loginRecordsApi } from '../../src/tokens/login-records-api.ts';
+import { loginRecordsApi } from '../../src/iam/login-records-api.ts';
 import { observabilityApi } from '../../src/health/observability-api.ts';
 import { versionApi } from '../../src/build-info/version-api.ts';
 import { configApi } from '../../src/platform-config/config-api.ts';

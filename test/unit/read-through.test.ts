@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ReadThroughCache, type WatchedCache } from '../../src/tokens/read-through.ts';
+import { ReadThroughCache, type WatchedCache } from '../../src/cluster/read-through.ts';
 
 type Obj = KubernetesObject & { metadata: { name: string; resourceVersion?: string } };
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { SessionObject } from '../../src/tokens/iam-resources.ts';
+import type { SessionObject } from '../../src/users/iam-resources.ts';
 import { sessionsBeyondLimit } from '../../src/tokens/session-limit.ts';
 
 const session = (name: string, expiresAt: string, creationTimestamp?: string): SessionObject =>

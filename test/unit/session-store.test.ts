@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Informer } from '../../src/cluster/informer.ts';
 import type { Logger } from '../../src/observability/logger.ts';
-import type { IamApi } from '../../src/tokens/iam-api.ts';
-import type { SessionObject } from '../../src/tokens/iam-resources.ts';
+import type { IamApi } from '../../src/users/iam-api.ts';
+import type { SessionObject } from '../../src/users/iam-resources.ts';
 import { SessionStore } from '../../src/tokens/session-store.ts';
 
 // Logins of one user at the session limit pick the same oldest sessions to end, at the same moment.

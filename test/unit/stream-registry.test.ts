@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { SessionObject, UserObject } from '../../src/tokens/iam-resources.ts';
+import type { SessionObject, UserObject } from '../../src/users/iam-resources.ts';
 import type { InformerListener } from '../../src/cluster/informer.ts';
 import type { LiveSession } from '../../src/kernel/session-signals.ts';
 import { sessionSignals } from '../../src/tokens/session-signals.ts';

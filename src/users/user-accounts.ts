@@ -1,15 +1,13 @@
 import { ApiError } from '../kernel/api-error.ts';
 import { serviceRef } from '../kernel/module.ts';
 import { codeOf, ConflictError } from './iam-api.ts';
-import type { PasswordCheck } from './password-gate.ts';
 import { hashPassword } from './passwords.ts';
-import type { SessionStore } from './session-store.ts';
 import type { UserObject } from './iam-resources.ts';
 import type { UserStore } from './user-store.ts';
 
 /**
- * What the users API needs to write users: the writes themselves (through the token service's cache, so
- * a user just created can log in and a user just deleted cannot), password hashing and checking (the
+ * What the users API needs to write users: the writes themselves (through the store logins read, so a
+ * user just created can log in and a user just deleted cannot), password hashing and checking (the
  * bounded gate logins use), and ending a user's sessions. A password is hashed here, before any object
  * carrying it exists: the kube-apiserver only ever receives the hash.
  */
@@ -33,15 +31,25 @@ export interface UserAccounts {
   endSessions(username: string, keep?: string): Promise<number>;
 }
 
-export const userAccountsRef = serviceRef<UserAccounts>('user-accounts');
+/**
+ * What the token service offers the users API: checking a password through the same bounded gate logins
+ * use, and ending a user's sessions (with the proxy's streams they carry).
+ */
+export interface UserSessions {
+  verifyPassword(password: string, storedHash: string | undefined): Promise<boolean>;
+  /** Ends every session of the user except `keep`; the number ended. */
+  endSessions(username: string, keep?: string): Promise<number>;
+}
+
+/** Provided by the token service, which owns sessions. */
+export const userSessionsRef = serviceRef<UserSessions>('user-sessions');
 
 export function userAccounts(deps: {
   users: UserStore;
-  sessions: SessionStore;
-  passwords: PasswordCheck;
+  sessions: UserSessions;
   iamGroup: string;
 }): UserAccounts {
-  const { users, sessions, passwords, iamGroup } = deps;
+  const { users, sessions, iamGroup } = deps;
   /** A write that lost a compare-and-swap → 409 Conflict; a schema refusal → 400. */
   const withConflicts = async <T>(name: string, write: () => Promise<T>): Promise<T> => {
     try {
@@ -75,13 +83,9 @@ export function userAccounts(deps: {
         users.update(name, (user) => ({ ...user, spec: { ...user.spec, password: hash } })),
       );
     },
-    verifyPassword: (user, password) => passwords.verify(password, user.spec?.password),
+    verifyPassword: (user, password) => sessions.verifyPassword(password, user.spec?.password),
     remove: (name) => users.remove(name),
-    async endSessions(username, keep) {
-      const ending = (await sessions.currentSessionsOf(username)).filter((s) => s.metadata.name !== keep);
-      const ended = await Promise.all(ending.map((s) => sessions.delete(s.metadata.name)));
-      return ended.filter(Boolean).length;
-    },
+    endSessions: (username, keep) => sessions.endSessions(username, keep),
   };
 }
 

@@ -6,7 +6,7 @@ import { decodeLedger, encodeLedger, type AttemptLedger } from './attempt-ledger
 import type { UserObject, UserStatus } from './iam-resources.ts';
 import { CAS_RETRIES, casBackoffMs, LedgerContendedError, type LedgerStore } from './login-admission.ts';
 import { statusAfterLock, statusAfterSuccess, stripExpiredLock, type LockoutPolicy } from './lockout.ts';
-import { ReadThroughCache } from './read-through.ts';
+import { ReadThroughCache } from '../cluster/read-through.ts';
 import type { UserSchema } from './user-schema.ts';
 
 const CAS_ATTEMPTS = 5;

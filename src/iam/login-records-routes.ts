@@ -4,8 +4,8 @@ import { identityOf } from '../http/request-context.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import { parseListQuery } from '../list-query/list-query.ts';
-import type { IamGroup } from './iam-resources.ts';
-import type { LoginRecordObject, LoginRecordWriter } from './login-records.ts';
+import type { IamGroup } from '../users/iam-resources.ts';
+import type { LoginRecordObject, LoginRecordWriter } from '../users/login-records.ts';
 
 export interface RecordsAuthorizer {
   authorize(identity: Identity, attributes: ResourceAttributes): Promise<unknown>;

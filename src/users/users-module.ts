@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError, type AuthConfig } from '../config/config.ts';
+import type { FeatureModule } from '../http/feature-module.ts';
+import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
+import { serviceRef } from '../kernel/module.ts';
+import { counter } from '../observability/metrics.ts';
+import type { Informer } from '../cluster/informer.ts';
+import { ensureBootstrapAdmin, readBootstrapPassword, type BootstrapAdmin } from './bootstrap-admin.ts';
+import { IamApi } from './iam-api.ts';
+import { iamGroupFor, type SessionObject, type UserObject } from './iam-resources.ts';
+import { LoginRecordWriter } from './login-records.ts';
+import { discoverUserSchema, UserSchemaProbe } from './user-schema.ts';
+import { userDirectoryRef } from './user-directory.ts';
+import { UserStore } from './user-store.ts';
+
+/**
+ * The platform's user accounts as the other features use them: the store with its lockout bookkeeping
+ * (the token service authenticates against it, the IAM API writes it), the users' watch, what the
+ * installed User schema supports, and the login records. One watch of the users for the whole server.
+ */
+export interface UserAccountStore {
+  api: IamApi;
+  store: UserStore;
+  informer: Informer<UserObject>;
+  records: LoginRecordWriter;
+  /** What the installed CRDs support; known once discovery has answered. */
+  schema: UserSchemaProbe;
+}
+
+export const userAccountStoreRef = serviceRef<UserAccountStore>('user-account-store');
+
+/**
+ * Users: their store, lockout and login records (the IAM group's `users`, `loginrecords` and
+ * `loginthrottles` objects), and the first administrator. It serves no routes: the IAM module serves
+ * the users API and the token service logs users in, both over this store.
+ */
+export const usersModule: FeatureModule = {
+  name: 'users',
+  requires: [configRef, loggerRef, registryRef, kubeConfigRef, cacheMetricsRef],
+  provides: [userAccountStoreRef, userDirectoryRef],
+  register(ctx) {
+    const config = ctx.get(configRef);
+    const authConfig = config.auth;
+    const logger = ctx.get(loggerRef);
+    const bootstrapAdmin = bootstrapAdminOf(authConfig.bootstrapAdmin);
+    const api = new IamApi(ctx.get(kubeConfigRef), iamGroupFor(config.platformName));
+    const informer = api.informer<UserObject>('users', {
+      logger,
+      metrics: ctx.get(cacheMetricsRef),
+      transform: dropManagedFields,
+    });
+    const schema = new UserSchemaProbe({
+      discover: () => discoverUserSchema(ctx.get(kubeConfigRef), api.iam),
+      log: (level, message, fields) => logger[level](message, fields),
+    });
+    const store = new UserStore({
+      api,
+      informer,
+      policy: authConfig.lockout,
+      logger,
+      schema: () => schema.schema,
+    });
+    const recordWriteFailures = counter(ctx.get(registryRef), {
+      name: 'platform_login_record_write_failures_total',
+      help: 'LoginRecord objects (or their retention pass) that could not be written.',
+    });
+    const records = new LoginRecordWriter({
+      api,
+      enabled: () => schema.schema.loginRecords,
+      logger,
+      onFailure: () => recordWriteFailures.inc(),
+    });
+    ctx.provide(userAccountStoreRef, { api, store, informer, records, schema });
+    ctx.provide(userDirectoryRef, {
+      iam: api.iam,
+      get: (name) => store.get(name),
+      list: () => informer.list(),
+    });
+
+    let sweep: NodeJS.Timeout | undefined;
+    return {
+      readiness: {
+        'users-cache': () => informer.synced,
+        'user-schema': () => schema.known,
+      },
+      start() {
+        schema.start();
+        informer.start();
+        if (bootstrapAdmin) {
+          const admin = bootstrapAdmin;
+          // Retried until the apiserver (and the CRD) can be reached; an existing user is left as it is.
+          const createAdmin = (): void => {
+            ensureBootstrapAdmin(admin, { api, logger }).catch((err: unknown) => {
+              logger.warn('cannot create the first administrator yet, retrying', { error: String(err) });
+              setTimeout(createAdmin, 5000).unref();
+            });
+          };
+          createAdmin();
+        }
+        sweep = setInterval(() => {
+          store
+            .liftExpiredLocks()
+            .catch((err: unknown) => logger.warn('lock sweep failed', { error: String(err) }));
+        }, authConfig.sessionSweepIntervalSeconds * 1000);
+        sweep.unref();
+      },
+      async stop() {
+        clearInterval(sweep);
+        schema.stop();
+        await informer.stop();
+      },
+    };
+  },
+};
+
+/** Objects are kept without managedFields: nothing here reads them and they are most of a small object. */
+export function dropManagedFields<T extends UserObject | SessionObject>(o: T): T {
+  return { ...o, metadata: { ...o.metadata, managedFields: undefined } };
+}
+
+/** The first administrator to create, if configured; an unreadable password file is a configuration error. */
+function bootstrapAdminOf(config: AuthConfig['bootstrapAdmin']): BootstrapAdmin | undefined {
+  if (!config.username) return undefined;
+  try {
+    return {
+      username: config.username,
+      groups: config.groups,
+      password: readBootstrapPassword(config.passwordFile, (p) => readFileSync(p, 'utf8')),
+    };
+  } catch (err) {
+    throw new ConfigError('auth.bootstrapAdmin.passwordFile', (err as Error).message);
+  }
+}
