@@ -7,6 +7,15 @@ import { userAccounts, userSessionsRef } from '../users/user-accounts.ts';
 import { userDirectoryRef } from '../users/user-directory.ts';
 import { userAccountStoreRef } from '../users/users-module.ts';
 import { packageVersion } from '../version.ts';
+import { devopsRoutes } from './devops-routes.ts';
+import { GroupAccess } from './group-access.ts';
+import { GroupCache } from './group-cache.ts';
+import { GroupMembers } from './group-members.ts';
+import { GroupRoleBindings } from './group-role-bindings.ts';
+import { Groups } from './groups.ts';
+import { groupsApi } from './groups-api.ts';
+import { groupsRoutes } from './groups-routes.ts';
+import { IamKube } from './iam-kube.ts';
 import { loginRecordsApi } from './login-records-api.ts';
 import { loginRecordsRoutes } from './login-records-routes.ts';
 import { MemberLists } from './member-lists.ts';
@@ -77,12 +86,13 @@ export const iamModule: FeatureModule = {
     });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
+    const accounts = userAccounts({
+      users: accountStore.store,
+      sessions: ctx.get(userSessionsRef),
+      iamGroup: directory.iam.group,
+    });
     const writes = new UserWrites({
-      accounts: userAccounts({
-        users: accountStore.store,
-        sessions: ctx.get(userSessionsRef),
-        iamGroup: directory.iam.group,
-      }),
+      accounts,
       users: directory,
       roles,
       cache,
@@ -111,6 +121,44 @@ export const iamModule: FeatureModule = {
     const memberWrites = new RbacMemberWrites(writeDeps);
     const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
     const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
+    const groupCache = new GroupCache({
+      kubeConfig: ctx.get(kubeConfigRef),
+      iamGroup: directory.iam.group,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(cacheMetricsRef),
+    });
+    const kube = new IamKube(ctx.get(kubeConfigRef), writeDeps.timeoutMs);
+    const groupAccess = new GroupAccess({
+      reviewer,
+      workspaces: ctx.get(workspaceAccessRef),
+      kube,
+      platformName,
+    });
+    const groupMembers = new GroupMembers({
+      cache: groupCache,
+      access: groupAccess,
+      kube,
+      users: directory,
+      accounts,
+      platformName,
+    });
+    const groupRoleBindings = new GroupRoleBindings({
+      kube,
+      access: groupAccess,
+      scopes: access,
+      roles: cache,
+      reviewer,
+      users: directory,
+      platformName,
+    });
+    const groups = new Groups({
+      cache: groupCache,
+      access: groupAccess,
+      kube,
+      members: groupMembers,
+      roleBindings: groupRoleBindings,
+      platformName,
+    });
     // The platform's roles and bindings in force as Kubernetes RBAC, by whichever replica leads
     // (docs/reconcilers.md#the-rbac-reconciler).
     const rbacSync = new RbacSync({
@@ -137,6 +185,8 @@ export const iamModule: FeatureModule = {
             enabled: () => accountStore.schema.schema.loginRecords,
             authorizer: reviewer,
           }),
+          groupsRoutes({ platformName, groups, members: groupMembers, roleBindings: groupRoleBindings }),
+          devopsRoutes(platformName),
         ],
         openApi: [
           usersApi({ platformName }),
@@ -144,16 +194,18 @@ export const iamModule: FeatureModule = {
           rolesApi({ platformName }),
           membersApi({ platformName }),
           loginRecordsApi({ platformName, version: packageVersion() }),
+          groupsApi({ platformName }),
         ],
       },
-      readiness: { 'iam-roles': () => cache.ready },
+      readiness: { 'iam-roles': () => cache.ready, 'iam-groups': () => groupCache.ready },
       start: () => {
         cache.start();
+        groupCache.start();
         removeRbacSync = runner.add(rbacSync);
       },
       stop: async () => {
         await removeRbacSync?.();
-        await cache.stop();
+        await Promise.all([cache.stop(), groupCache.stop()]);
       },
     };
   },

@@ -330,5 +330,21 @@ export function parseMember(value: unknown, at = ''): Member {
       throw invalid(`${at}${name}`, `${at}${name} must be a non-empty string`);
     return v;
   };
-  return { username: field('username'), roleRef: field('roleRef') };
+  const username = field('username');
+  if (username.length > 253 || !DNS1123_SUBDOMAIN.test(username))
+    throw invalid(
+      `${at}username`,
+      `${at}username must be a user name (a DNS-1123 subdomain: lower case letters, digits, '-' and '.'), not ${JSON.stringify(username)}`,
+    );
+  const roleRef = field('roleRef');
+  if (!isPathSegmentName(roleRef))
+    throw invalid(`${at}roleRef`, `${at}roleRef must be a role name (no '/' or '%', not '.' or '..')`);
+  return { username, roleRef };
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** What Kubernetes accepts as the name of an RBAC role: any path segment (ClusterRoles such as `system:…`). */
+export function isPathSegmentName(name: string): boolean {
+  return name !== '.' && name !== '..' && !/[/%]/.test(name);
 }

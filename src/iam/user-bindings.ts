@@ -83,13 +83,14 @@ export class UserBindings {
   }
 
   /**
-   * Deletes every binding labelled with the user: GlobalRoleBindings and WorkspaceRoleBindings (where
-   * their CRDs are installed), RoleBindings in every namespace, ClusterRoleBindings. The number deleted.
+   * Deletes every binding labelled with the user: GlobalRoleBindings, WorkspaceRoleBindings and
+   * GroupBindings (their group memberships; each where its CRD is installed), RoleBindings in every
+   * namespace, ClusterRoleBindings. The number deleted.
    */
   async removeAll(username: string): Promise<number> {
     const labelSelector = this.#selector(username);
     let deleted = 0;
-    for (const plural of ['globalrolebindings', 'workspacerolebindings']) {
+    for (const plural of ['globalrolebindings', 'workspacerolebindings', 'groupbindings']) {
       for (const binding of await this.#custom404List(plural, username)) {
         const ref = { group: this.#group, version: 'v1alpha2', plural, name: binding.metadata.name };
         await unless404(this.#custom.deleteClusterCustomObject(ref), {});

@@ -14,6 +14,8 @@ const GROUP = `iam.${PLATFORM}.io`;
 const TENANT = `tenant.${PLATFORM}.io`;
 /** Every CRD of the chart: the server's own, and the original's workspace resources. */
 const CRDS = [
+  `groupbindings.${GROUP}`,
+  `groups.${GROUP}`,
   `loginthrottles.${GROUP}`,
   `sessions.${GROUP}`,
   `users.${GROUP}`,

@@ -103,8 +103,9 @@ describe('helm chart: lint, render, server-side dry run', () => {
       'ClusterRole',
       'ClusterRoleBinding',
       'ConfigMap',
-      // Users, sessions, login throttles; workspace templates, workspaces, workspace roles and bindings.
-      ...Array<string>(7).fill('CustomResourceDefinition'),
+      // Users, sessions, login throttles, groups and group bindings; workspace templates, workspaces,
+      // workspace roles and bindings.
+      ...Array<string>(9).fill('CustomResourceDefinition'),
       'Deployment',
       // The `helm test` hook Pod (templates/tests/).
       'Pod',
@@ -669,6 +670,16 @@ describe('helm chart: lint, render, server-side dry run', () => {
         resources: ['clusterrolebindings', 'rolebindings'],
         verbs: ['create', 'update', 'delete'],
       },
+      {
+        apiGroups: ['iam.platform.io'],
+        resources: ['groups'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
+      },
+      {
+        apiGroups: ['iam.platform.io'],
+        resources: ['groupbindings'],
+        verbs: ['get', 'list', 'watch', 'create', 'delete'],
+      },
       { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
     ]);
@@ -846,6 +857,14 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
       ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
       ['update', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
+      // The groups API.
+      ['watch', 'groups', 'iam.platform.io'],
+      ['create', 'groups', 'iam.platform.io'],
+      ['update', 'groups', 'iam.platform.io'],
+      ['delete', 'groups', 'iam.platform.io'],
+      ['list', 'groupbindings', 'iam.platform.io'],
+      ['create', 'groupbindings', 'iam.platform.io'],
+      ['delete', 'groupbindings', 'iam.platform.io'],
       // Leader election, in the release's namespace.
       ['create', 'leases', 'coordination.k8s.io', namespace],
     ];
@@ -867,6 +886,9 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['deletecollection', 'namespaces'],
       ['delete', 'roles', 'rbac.authorization.k8s.io', namespace],
       ['bind', 'roles', 'rbac.authorization.k8s.io', namespace],
+      ['patch', 'groups', 'iam.platform.io'],
+      ['update', 'groupbindings', 'iam.platform.io'],
+      ['deletecollection', 'groupbindings', 'iam.platform.io'],
       ['create', 'leases', 'coordination.k8s.io', 'default'],
       ['update', 'leases', 'coordination.k8s.io', 'kube-system'],
     ];

@@ -300,6 +300,32 @@ describe('OpenAPI document of the real server', () => {
       const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
       assert.equal(res.status, 403, `${init.method} ${path}: ${body}`);
     }
+    // Groups, their members and role bindings, as Oscar (no RBAC on them, no workspace of his): refused.
+    const groupsOf = 'workspaces/openapi-ws';
+    const groupMember = [{ userName: OSCAR.name, groupName: 'openapi-group' }];
+    const groupBinding = [
+      { subjects: [{ kind: 'Group', name: 'openapi-group' }], roleRef: { name: 'view' } },
+    ];
+    for (const [path, init] of [
+      [`${groupsOf}/groups?limit=10`, bearer],
+      [`${groupsOf}/groups`, member('POST', { metadata: { generateName: 'openapi-' } })],
+      [`${groupsOf}/groups/openapi-group`, bearer],
+      [`${groupsOf}/groups/openapi-group`, member('PUT', { metadata: { name: 'openapi-group' } })],
+      [`${groupsOf}/groups/openapi-group`, mergePatch],
+      [`${groupsOf}/groups/openapi-group`, { ...bearer, method: 'DELETE' }],
+      [`${groupsOf}/groupbindings?limit=10`, bearer],
+      [`${groupsOf}/groupbindings`, member('POST', groupMember)],
+      [`${groupsOf}/groupbindings/openapi-binding`, { ...bearer, method: 'DELETE' }],
+      [`${groupsOf}/rolebindings?labelSelector=iam.acme.io/group-ref=openapi-group`, bearer],
+      [`${groupsOf}/workspacerolebindings?limit=10`, bearer],
+      [`${groupsOf}/workspacerolebindings`, member('POST', groupBinding)],
+      [`${groupsOf}/workspacerolebindings/openapi-binding`, { ...bearer, method: 'DELETE' }],
+      ['namespaces/default/rolebindings', member('POST', groupBinding)],
+      ['namespaces/default/rolebindings/openapi-binding', { ...bearer, method: 'DELETE' }],
+    ] as [string, RequestInit][]) {
+      const { res, body } = await openapi.fetch(`${iam}/${path}`, init);
+      assert.equal(res.status, 403, `${init.method ?? 'GET'} ${path}: ${body}`);
+    }
     // /kapis/version: anonymous as in the original (its console asks before login), and with a token.
     const kubeVersion = await kubeRequest<Record<string, unknown>>(kc, '/version', { timeoutMs: 10_000 });
     for (const init of [{}, bearer]) {

@@ -94,6 +94,17 @@ export const SEED_ROLE_CRD_FILES = [
   ),
 );
 
+/** Minimal stand-ins for the original's Group and GroupBinding CRDs (its config/ks-core/crds), for tests. */
+export const SEED_GROUP_CRD_FILES = ['groups', 'groupbindings'].map((plural) =>
+  path.join(
+    path.dirname(fileURLToPath(import.meta.url)),
+    '..',
+    'fixtures',
+    'seed-crds',
+    `${plural}.iam.kubesphere.io.yaml`,
+  ),
+);
+
 /** Installs CRD files (group iam.platform.io or iam.kubesphere.io, moved to `iam.<platform>.io`), idempotently. */
 export async function installCrdFiles(kc: KubeConfig, paths: string[], platform: string): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
@@ -148,11 +159,11 @@ export async function installCrdFiles(kc: KubeConfig, paths: string[], platform:
 
 /**
  * The original's role model for a platform name, as where the original is installed: its users, login
- * records and role CRDs (seed-shaped), and ours but the users.
+ * records, role, Group and GroupBinding CRDs (seed-shaped), and ours but those.
  */
 export async function installOriginalRoleModel(kc: KubeConfig, platform: string): Promise<void> {
-  await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES], platform);
-  await installIamCrds(kc, platform, { except: ['users'] });
+  await installCrdFiles(kc, [...SEED_CRD_FILES, ...SEED_ROLE_CRD_FILES, ...SEED_GROUP_CRD_FILES], platform);
+  await installIamCrds(kc, platform, { except: ['users', 'groups', 'groupbindings'] });
 }
 
 export interface TestUser {

@@ -44,3 +44,23 @@ test('a malformed invite or member names the field', () => {
     '',
   );
 });
+
+test('a member is a user name (DNS-1123) and a role name; a cluster role may be named with a colon', () => {
+  assert.deepEqual(parseMember({ username: 'a.b-1', roleRef: 'system:aggregate-to-view' }), {
+    username: 'a.b-1',
+    roleRef: 'system:aggregate-to-view',
+  });
+  assert.equal(
+    fieldOf(() => parseMembers([{ username: 'Alice', roleRef: 'viewer' }])),
+    '[0].username',
+  );
+  assert.equal(
+    fieldOf(() => parseMember({ username: 'a_b', roleRef: 'viewer' })),
+    'username',
+  );
+  for (const roleRef of ['a/b', '..', 'x%2F'])
+    assert.equal(
+      fieldOf(() => parseMember({ username: 'a', roleRef })),
+      'roleRef',
+    );
+});
