@@ -150,6 +150,7 @@ export const iamModule: FeatureModule = {
       reviewer,
       users: directory,
       platformName,
+      escalation,
     });
     const groups = new Groups({
       cache: groupCache,
