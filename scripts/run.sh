@@ -18,6 +18,7 @@ fi
 
 bash test/cluster/build-binaries.sh >/dev/null
 bash test/tools/build-promtool.sh >/dev/null
+bash test/tools/build-prometheus.sh >/dev/null
 
 case "${1:-}" in
   test)

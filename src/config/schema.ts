@@ -462,6 +462,49 @@ export const ConfigSchema = Type.Object(
         doc: 'Most lines one `operation=export` returns.',
       }),
     }),
+    monitoring: group(
+      'The Prometheus behind the monitoring API (`/kapis/monitoring.<platformName>.io/v1alpha3`).',
+      {
+        endpoint: text({
+          default: '',
+          allowEmpty: true,
+          pattern: '^$|^https?://[^@/]+(/.*)?$',
+          patternHint:
+            'an http(s) base URL without credentials (e.g. http://prometheus-operated.monitoring.svc:9090)',
+          doc: "Base URL of the Prometheus HTTP API (the original's key). Empty: monitoring is not configured and every named metric answers with a not-configured error (the platform and workspace counts stay real). See [the monitoring API](monitoring-api.md#settings).",
+        }),
+        bearerTokenFile: path(
+          'File holding a bearer token sent to Prometheus (read at start, e.g. a mounted ServiceAccount token); empty: none. Never logged.',
+        ),
+        caFile: path(
+          "PEM file of the CA(s) that sign Prometheus' certificate (https endpoints); empty: the system's CAs.",
+        ),
+        queryTimeoutSeconds: integer({
+          default: 10,
+          minimum: 1,
+          maximum: 300,
+          doc: "Bound on each Prometheus query (also sent as its `timeout`); a query over it is that metric's `error`, the others are answered.",
+        }),
+        maxConcurrentQueries: integer({
+          default: 16,
+          minimum: 1,
+          maximum: 1000,
+          doc: 'Prometheus queries this server runs at once (every request together); the rest wait their turn within their timeout.',
+        }),
+        maxPointsPerQuery: integer({
+          default: 11_000,
+          minimum: 1,
+          maximum: 1_000_000,
+          doc: 'Most points per series a range query may ask for (`(end - start) / step + 1`); more is a 400 naming this limit, before Prometheus is asked (Prometheus itself refuses more than 11,000).',
+        }),
+        cacheTtlSeconds: integer({
+          default: 5,
+          minimum: 0,
+          maximum: 300,
+          doc: 'How long one Prometheus answer is reused for the same query (identical queries in flight share one call too), so that many consoles on one page cost one query. `0`: only in-flight queries are shared.',
+        }),
+      },
+    ),
   },
   {
     description: 'Server configuration; unknown keys are rejected.',

@@ -16,31 +16,42 @@ const metricsFilter: Parameter = {
   name: 'metrics_filter',
   in: 'query',
   description:
-    'The metrics asked for, as the console sends them: names joined with `|`, closed by `$`. Each plain name is answered; ' +
-    'other patterns name no metric (no backend to select from). Given twice: 400.',
+    "A regular expression searched in each of the level's metric names (as the original matches it); absent: every metric. " +
+    'Without Prometheus: each plain name of `a|b$` is answered with the not-configured error. Given twice: 400.',
   schema: { type: 'string' },
   examples: { node: { value: 'node_cpu_usage|node_memory_total$' } },
 };
 
-/** Accepted as the original accepts them, and ignored: there is no data to select, sort or page. */
-const ignored = [
-  'resources_filter',
-  'start',
-  'end',
-  'step',
-  'time',
-  'times',
-  'sort_metric',
-  'sort_type',
-  'page',
-  'limit',
-  'cluster',
-].map((name): Parameter => ({
+const query = (name: string, description: string): Parameter => ({
   name,
   in: 'query',
-  description: 'Accepted and ignored.',
+  description,
   schema: { type: 'string' },
-}));
+});
+
+/** The original's parameters of the named-metrics routes (see docs/monitoring-api.md). */
+const namedParameters: Parameter[] = [
+  query('resources_filter', "A regular expression over the level's resource names (`.*` when absent)."),
+  query('time', 'Unix seconds of an instant query (now when absent).'),
+  query('start', 'Unix seconds: the start of a range query (with `end`).'),
+  query('end', 'Unix seconds: the end of a range query (with `start`).'),
+  query('step', 'A Go duration (`180s`, `10m`): the spacing of a range (`10m` when absent).'),
+  query('sort_metric', 'Ranking (instant queries): the metric to sort by.'),
+  query('sort_type', '`asc`, else descending.'),
+  query('page', 'The page of the ranking (from 1).'),
+  query('limit', 'Rows per page of the ranking (5 when absent).'),
+  query('namespaced_resources_filter', '`/pods`: `<namespace>/<pod>|…`, exactly those pods.'),
+  query('job', "Ingresses: the ingress controller's scrape job."),
+  query('duration', 'Ingresses, with `time`: the range of the rates (a Go duration; `5m` when absent).'),
+  query('cluster', 'Accepted and ignored (one cluster).'),
+  query('times', 'Accepted and ignored (the console sends it beside `step`).'),
+];
+
+const customParameters: Parameter[] = [
+  query('expr', "PromQL; on a project's route every selector is confined to the project's namespace."),
+  query('metric', '`labelsets`: the series selector (required with `start` and `end`).'),
+  ...namedParameters.slice(1, 5),
+];
 
 function pathParameters(path: string): Parameter[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map(([, name]) => ({
@@ -77,11 +88,13 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
       get: {
         operationId: operationId(path, 'monitoring'),
         tags: ['monitoring'],
-        summary: 'Named metrics: each requested one with the not-configured error',
+        summary:
+          'Named metrics, asked of Prometheus (without one: each requested metric with the not-configured error)',
         security: BEARER,
         parameters: [
           ...pathParameters(path),
           metricsFilter,
+          ...namedParameters,
           ...(statistics
             ? [
                 {
@@ -94,7 +107,6 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
                 },
               ]
             : []),
-          ...ignored,
         ],
         responses: {
           '200': oneWorkspace
@@ -104,13 +116,15 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
                   anyOf: [schemaRef('UnconfiguredMetrics'), schemaRef('CountMetrics')],
                 },
               )
-            : jsonResponse('The requested metrics, without data.', schemaRef('UnconfiguredMetrics')),
-          '400': statusResponse('`metrics_filter` (or `type`) given more than once.'),
+            : jsonResponse('The requested metrics (each with its data or its error).', {
+                anyOf: [schemaRef('Metrics'), schemaRef('UnconfiguredMetrics')],
+              }),
+          '400': statusResponse(
+            'A parameter given twice or malformed, a range over `monitoring.maxPointsPerQuery` points, or a project that does not exist.',
+          ),
+          '403': statusResponse('The caller may not read what these metrics measure.'),
           ...(oneWorkspace
-            ? {
-                '403': statusResponse('`type=statistics` of a workspace the caller may not see.'),
-                '404': statusResponse('`type=statistics` of a workspace that does not exist.'),
-              }
+            ? { '404': statusResponse('`type=statistics` of a workspace that does not exist.') }
             : {}),
           ...errors,
         },
@@ -137,19 +151,27 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
           tags: ['monitoring'],
           summary:
             kind === 'query'
-              ? 'An ad hoc query: one metric with the not-configured error'
-              : `Target ${kind}: always empty`,
+              ? "An ad hoc PromQL query (a project's confined to its namespace)"
+              : `Target ${kind} from Prometheus (empty without one)`,
           security: BEARER,
-          parameters: pathParameters(path),
+          parameters: [...pathParameters(path), ...customParameters],
           responses: {
             '200':
               kind === 'query'
-                ? jsonResponse('No data, and why.', schemaRef('UnconfiguredMetric'))
-                : jsonResponse('Nothing known.', {
+                ? jsonResponse('One metric: its data, or its error.', {
+                    anyOf: [schemaRef('Metric'), schemaRef('UnconfiguredMetric')],
+                  })
+                : jsonResponse('What Prometheus knows (`null`: nothing).', {
                     type: 'object',
                     required: ['data'],
-                    properties: { data: { type: 'array', maxItems: 0 } },
+                    properties: {
+                      data: { anyOf: [{ type: 'array', items: { type: 'object' } }, { type: 'null' }] },
+                    },
                   }),
+            '400': statusResponse(
+              'Malformed parameters, or a query that cannot be confined to the namespace.',
+            ),
+            '403': statusResponse('The caller may not read that scope.'),
             ...errors,
           },
         },
@@ -161,10 +183,45 @@ export function monitoringApi(ctx: ApiContext): ApiDescription {
       {
         name: 'monitoring',
         description:
-          'The original’s monitoring API, answered as it is without a metrics backend (no data, an error per metric).',
+          'The original’s monitoring API on Prometheus (`monitoring.endpoint`); without one, an error per metric. See docs/monitoring-api.md.',
       },
     ],
     schemas: {
+      Metric: {
+        type: 'object',
+        required: ['data'],
+        properties: {
+          metric_name: { type: 'string' },
+          data: {
+            type: 'object',
+            properties: {
+              resultType: { enum: ['vector', 'matrix'] },
+              result: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    metric: { type: 'object', additionalProperties: { type: 'string' } },
+                    value: { type: 'array', minItems: 2, maxItems: 2 },
+                    values: { type: 'array', items: { type: 'array', minItems: 2, maxItems: 2 } },
+                  },
+                },
+              },
+            },
+          },
+          error: { type: 'string' },
+        },
+      },
+      Metrics: {
+        type: 'object',
+        required: ['results'],
+        properties: {
+          results: { type: 'array', items: schemaRef('Metric') },
+          page: { type: 'integer' },
+          total_page: { type: 'integer' },
+          total_item: { type: 'integer' },
+        },
+      },
       UnconfiguredMetric: {
         type: 'object',
         required: ['data', 'error'],

@@ -5,19 +5,18 @@ import { kubeRequestBytes } from '../cluster/kube-request.ts';
 import { eachListItem } from '../cluster/list-items.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { NodeAllocation } from './node-allocation.ts';
+import { packPod } from './pod-body.ts';
 import { claimsOf, sameClaims } from './pod-claims.ts';
 import { occupiesNode, podFootprint, type PodFootprint, type RawPod } from './pod-resources.ts';
 
 /**
- * What the cache keeps of a pod: its key, its resourceVersion, what it adds to its node, and what the
- * resources API's pod index sorts and filters by, and the claims it mounts. Never the Pod itself; one
- * flat object whose node and namespace names are the one string the cache holds per node and namespace
- * (the only nested one, the claims array, exists for the few pods that mount claims).
- * About 170 bytes of V8 heap per pod with the store's map entry before the index fields, which add
- * five (docs/benchmarks.md), and the claims field one more.
+ * What the cache keeps of a pod: its key, its resourceVersion, what it adds to its node, what the
+ * resources API's pod index sorts and filters by, the claims it mounts, and the pod as that API serves
+ * it, packed (pod-body.ts). Never the parsed Pod; one flat object whose node and namespace names are
+ * the one string the cache holds per node and namespace (the only nested one, the claims array, exists
+ * for the few pods that mount claims). docs/resources-api.md has the measured cost per pod.
  */
 interface CachedPod extends IndexedPod {
-  readonly resourceVersion: string;
   /** Whether it counts towards its node: bound, not Succeeded, not Failed. */
   readonly occupies: boolean;
   readonly cpuRequests: number;
@@ -39,6 +38,9 @@ export interface IndexedPod {
   readonly createdS: number;
   /** `status.startTime` the same way, or the creation time for a pod not started (as the list sorts them). */
   readonly startedS: number;
+  readonly resourceVersion: string;
+  /** The pod as the resources API serves it, packed (pod-body.ts: unpackPod gives its JSON). */
+  readonly body: string;
 }
 
 /** 2020-01-01T00:00:00Z: times are kept as seconds after it, which stay small integers until 2054. */
@@ -49,12 +51,20 @@ export function podName(pod: IndexedPod): string {
   return pod.key.slice(pod.namespace.length + 1);
 }
 
+/** Where to look: the pods of one namespace, of one node, or (neither) all. */
+export interface PodScope {
+  namespace?: string | undefined;
+  node?: string | undefined;
+}
+
 /** The pods the index answers from, and whether they are all in yet. */
 export interface PodIndexSource {
   readonly synced: boolean;
   /** Whether the watch is connected (else the records may be behind by `staleSeconds`). */
   freshness(): Freshness;
-  pods(): Iterable<IndexedPod>;
+  /** The pods in the scope (and maybe others: callers still test what they asked for). */
+  pods(scope?: PodScope): Iterable<IndexedPod>;
+  pod(namespace: string, name: string): IndexedPod | undefined;
 }
 
 /** Kubernetes times have whole seconds; absent or malformed: the epoch, as the list pipeline reads them. */
@@ -97,6 +107,7 @@ class Compactor {
       createdS,
       startedS,
       claims: claimsOf(pod),
+      body: packPod(pod),
     };
   }
 
@@ -180,7 +191,8 @@ interface Sums {
 /**
  * The requests and limits of the pods on each node, kept by a watch of every pod (finished and unbound
  * ones too: the resources API's pod index must see every pod the kube-apiserver would list). Per pod
- * only its key, namespace, node, two times, four numbers and its claims are kept; per node the four
+ * its key, namespace, node, two times, four numbers, its claims and its packed body are kept, and it is
+ * filed under its namespace and its node; per node the four
  * sums of the pods that occupy it (integers: millicores and bytes, so adding and subtracting is exact);
  * per mounted claim the number of pods mounting it.
  */
@@ -190,8 +202,9 @@ export class PodCache implements AllocationSource, PodIndexSource, ClaimUsage {
   /** Pods mounting each claim, by `namespace/claim`; only claims some pod mounts. */
   readonly #claimPods = new Map<string, number>();
   readonly #listeners = new Set<(node: string) => void>();
-  /** Pods per namespace, to forget a namespace's interned name with its last pod. */
-  readonly #namespacePods = new Map<string, number>();
+  /** The pods of each namespace and of each node, by key: a page of one is picked without a scan of all. */
+  readonly #byNamespace = new Map<string, Map<string, CachedPod>>();
+  readonly #byNode = new Map<string, Map<string, CachedPod>>();
   readonly #compactor: Compactor;
   #stateTag = '';
   #claimsTag = '';
@@ -234,7 +247,8 @@ export class PodCache implements AllocationSource, PodIndexSource, ClaimUsage {
       // A DELETED event carries the pod as it was stored.
       const before = type === 'DELETED' ? pod : previous;
       const after = type === 'DELETED' ? undefined : pod;
-      if (type !== 'MODIFIED') this.#countNamespace(pod.namespace, type === 'ADDED' ? 1 : -1);
+      this.#unplace(before, after);
+      this.#place(after);
       if (!sameClaims(before?.claims, after?.claims)) {
         this.#countClaims(before, -1);
         this.#countClaims(after, 1);
@@ -276,9 +290,15 @@ export class PodCache implements AllocationSource, PodIndexSource, ClaimUsage {
     return this.informer.freshness();
   }
 
-  /** Every pod, as the pod index reads them (the store's own objects, frozen: nothing is copied). */
-  pods(): Iterable<IndexedPod> {
+  /** The pods as the pod index reads them (the store's own objects, frozen: nothing is copied). */
+  pods(scope: PodScope = {}): Iterable<IndexedPod> {
+    if (scope.namespace !== undefined) return this.#byNamespace.get(scope.namespace)?.values() ?? [];
+    if (scope.node !== undefined) return this.#byNode.get(scope.node)?.values() ?? [];
     return this.informer.values();
+  }
+
+  pod(namespace: string, name: string): IndexedPod | undefined {
+    return this.informer.get(name, namespace);
   }
 
   allocationOf(node: string): NodeAllocation | undefined {
@@ -332,19 +352,38 @@ export class PodCache implements AllocationSource, PodIndexSource, ClaimUsage {
     }
   }
 
-  #countNamespace(namespace: string, sign: 1 | -1): void {
-    const pods = (this.#namespacePods.get(namespace) ?? 0) + sign;
-    if (pods > 0) {
-      this.#namespacePods.set(namespace, pods);
-      return;
-    }
-    this.#namespacePods.delete(namespace);
-    this.#compactor.forgetNamespace(namespace);
+  #place(pod: CachedPod | undefined): void {
+    if (!pod) return;
+    groupOf(this.#byNamespace, pod.namespace).set(pod.key, pod);
+    if (pod.node !== undefined) groupOf(this.#byNode, pod.node).set(pod.key, pod);
+  }
+
+  /** Takes `pod` out of its groups; `next` is what replaces it (a MODIFIED event), if anything. */
+  #unplace(pod: CachedPod | undefined, next: CachedPod | undefined): void {
+    if (!pod) return;
+    // A namespace's interned name is forgotten with its last pod.
+    if (leaveGroup(this.#byNamespace, pod.namespace, pod.key) && next?.namespace !== pod.namespace)
+      this.#compactor.forgetNamespace(pod.namespace);
+    if (pod.node !== undefined) leaveGroup(this.#byNode, pod.node, pod.key);
   }
 
   #notify(node: string): void {
     for (const listener of this.#listeners) listener(node);
   }
+}
+
+function groupOf(groups: Map<string, Map<string, CachedPod>>, name: string): Map<string, CachedPod> {
+  let group = groups.get(name);
+  if (!group) groups.set(name, (group = new Map()));
+  return group;
+}
+
+/** Takes the pod out of its group; true when that emptied the group (then dropped). */
+function leaveGroup(groups: Map<string, Map<string, CachedPod>>, name: string, key: string): boolean {
+  const group = groups.get(name);
+  if (!group?.delete(key) || group.size > 0) return false;
+  groups.delete(name);
+  return true;
 }
 
 /** Whether two versions of a pod add the same to the same node (both absent: nothing to do). */

@@ -106,9 +106,7 @@ export class CachedKindReader implements KindReader {
       freshness,
       body: () =>
         this.#bodies.get(stateTag, key, etag, () => {
-          const objects = this.#cache.objects();
-          const inScope =
-            namespace === undefined ? objects : objects.filter((o) => o.metadata?.namespace === namespace);
+          const inScope = this.#cache.objects(namespace);
           return listBody(this.#kind, selectObjects(inScope, { kind: this.#kind, query, ...this.#options }));
         }),
     };

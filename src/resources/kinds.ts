@@ -18,7 +18,7 @@ import {
  */
 
 /**
- * `watch-cache`: kept in memory by a watch (small and read on every page).
+ * `watch-cache`: kept in memory by a watch (read by the console's busiest pages).
  * `apiserver`: listed from the kube-apiserver as the caller, with selectors passed on.
  * `nodes`: the nodes module's own cache (allocation annotations, prepared bytes).
  */
@@ -110,6 +110,8 @@ const SMALL_AND_HOT =
   'Few objects, read by almost every page (the project selector, the overview): a watch keeps them in memory and a page costs no round trip.';
 const PER_NAMESPACE =
   'Can be numerous (grows with workloads) and pages are asked per namespace or with selectors: listed from the kube-apiserver (its watch cache) as the caller, with the namespace, label selector and supported field selectors passed on.';
+const CONSOLE_LISTS =
+  "Lists of the console's busiest pages (a project's workloads and services): a watch keeps them in memory, a page is cut from the namespace's objects and its body remembered until they change, authorized by one cached SubjectAccessReview. A few kilobytes per object (docs/resources-api.md).";
 const RARELY_READ =
   'Read by few pages and rarely; a cache would hold every object for nothing: listed from the kube-apiserver as the caller.';
 
@@ -142,10 +144,10 @@ export const POD_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown
 /** Pods: the original's filters, with the node and phase passed to the kube-apiserver as field selectors. */
 const pods = kind('pods', 'Pod', '', 'v1', true, 'apiserver', '', {
   why:
-    'Tens of thousands in a large cluster, each several kilobytes: caching whole pods would cost hundreds of megabytes. ' +
-    "Pages the nodes module's pod cache can pick (node, namespace, name, time or name order) are chosen there and only " +
-    "their pods read as the caller; other queries are listed from the kube-apiserver's watch cache as the caller: one node's " +
-    'pods by `fieldSelector=spec.nodeName=` (indexed there), a namespace by its path, labels by `labelSelector`.',
+    "Tens of thousands in a large cluster, each several kilobytes: the nodes module's pod cache keeps each one packed " +
+    '(under a kilobyte) with the fields pages are picked by. Pages it can pick (node, namespace, name, time or name ' +
+    "order) are answered from it; other queries are listed from the kube-apiserver's watch cache as the caller: one " +
+    "node's pods by `fieldSelector=spec.nodeName=` (indexed there), a namespace by its path, labels by `labelSelector`.",
   filters: {
     nodeName: {
       description: 'Pods on this node (`spec.nodeName`; passed on as a field selector).',
@@ -187,22 +189,22 @@ export const BUILT_IN_KINDS: readonly ResourceKind[] = [
     },
   }),
   pods,
-  kind('deployments', 'Deployment', 'apps', 'v1', true, 'apiserver', PER_NAMESPACE, {
+  kind('deployments', 'Deployment', 'apps', 'v1', true, 'watch-cache', CONSOLE_LISTS, {
     filters: { status: statusFilter(WORKLOAD_STATUSES, deploymentStatus) },
     updatedMs: latestCondition('lastUpdateTime'),
   }),
-  kind('statefulsets', 'StatefulSet', 'apps', 'v1', true, 'apiserver', PER_NAMESPACE, {
+  kind('statefulsets', 'StatefulSet', 'apps', 'v1', true, 'watch-cache', CONSOLE_LISTS, {
     filters: { status: statusFilter(WORKLOAD_STATUSES, statefulSetStatus) },
   }),
-  kind('daemonsets', 'DaemonSet', 'apps', 'v1', true, 'apiserver', PER_NAMESPACE, {
+  kind('daemonsets', 'DaemonSet', 'apps', 'v1', true, 'watch-cache', CONSOLE_LISTS, {
     filters: { status: statusFilter(WORKLOAD_STATUSES, daemonSetStatus) },
   }),
-  kind('jobs', 'Job', 'batch', 'v1', true, 'apiserver', PER_NAMESPACE, {
+  kind('jobs', 'Job', 'batch', 'v1', true, 'watch-cache', CONSOLE_LISTS, {
     filters: { status: statusFilter(JOB_STATUSES, jobStatus) },
     updatedMs: latestCondition('lastTransitionTime'),
   }),
-  kind('cronjobs', 'CronJob', 'batch', 'v1', true, 'apiserver', PER_NAMESPACE),
-  kind('services', 'Service', '', 'v1', true, 'apiserver', PER_NAMESPACE),
+  kind('cronjobs', 'CronJob', 'batch', 'v1', true, 'watch-cache', CONSOLE_LISTS),
+  kind('services', 'Service', '', 'v1', true, 'watch-cache', CONSOLE_LISTS),
   kind('ingresses', 'Ingress', 'networking.k8s.io', 'v1', true, 'apiserver', PER_NAMESPACE),
   kind('networkpolicies', 'NetworkPolicy', 'networking.k8s.io', 'v1', true, 'apiserver', PER_NAMESPACE),
   kind('configmaps', 'ConfigMap', '', 'v1', true, 'apiserver', PER_NAMESPACE),

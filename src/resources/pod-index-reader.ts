@@ -1,21 +1,18 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '../kernel/api-error.ts';
 import type { ListQuery } from '../list-query/list-query.ts';
+import { unpackPod } from '../nodes/pod-body.ts';
 import { podName, type IndexedPod, type PodIndexSource } from '../nodes/pod-cache.ts';
-import { PreparedBody } from '../nodes/prepared-response.ts';
+import { BodyMemo, PreparedBody } from '../nodes/prepared-response.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { CallerLister } from './caller-lister.ts';
-import { listBody, type Answer, type GetRequest, type KindReader, type ListRequest } from './kind-readers.ts';
-import type { KubeObject } from './kube-object.ts';
-import type { ResourceKind } from './kinds.ts';
+import type { Answer, GetRequest, KindReader, ListRequest } from './kind-readers.ts';
 
 /**
- * Pods pages the pod cache can pick: the page is chosen from the cache's slim per-pod records (no
- * pod is parsed), then only that page's pods are read from the kube-apiserver as the caller. Any
- * query the records cannot answer (labels, owners, status, …) goes to the upstream reader, unchanged.
+ * Pods pages the pod cache can answer: the page is chosen from the cache's per-pod records (no pod is
+ * parsed) and answered with their packed bodies. Any query the records cannot answer (labels, owners,
+ * status, …) goes to the upstream reader, as the caller, unchanged.
  */
 
-/** At most this many pods are read one by one for a page; larger pages go upstream. */
+/** At most this many pods are unpacked for a page; larger pages go upstream. */
 export const MAX_INDEX_PAGE = 100;
 
 /** The kind filters the records can answer. */
@@ -39,7 +36,7 @@ export function indexAnswers(query: ListQuery): boolean {
 
 export interface IndexPage {
   /** The page's pods in order. */
-  pods: { namespace: string; name: string }[];
+  pods: IndexedPod[];
   totalItems: number;
 }
 
@@ -94,75 +91,56 @@ export function selectIndexPage(
     kept.splice(low, 0, pod);
     if (kept.length > keep) kept.pop();
   }
-  return {
-    pods: kept.slice(offset).map((pod) => ({ namespace: pod.namespace, name: podName(pod) })),
-    totalItems,
-  };
+  return { pods: kept.slice(offset), totalItems };
 }
 
 export type PodsSource = 'index' | 'apiserver';
 
 export interface PodIndexReaderOptions {
-  kind: ResourceKind;
   index: PodIndexSource;
-  lister: CallerLister;
   /** Everything the index cannot answer. */
   upstream: KindReader;
   logger: Logger;
+  /** Bound on the page bodies kept for repeated identical pages. */
+  memoMaxBytes: number;
 }
 
-/** The pods kind: from the pod index where it answers the whole query, else from the kube-apiserver. */
+const OPEN = Buffer.from('{"items":[');
+const COMMA = Buffer.from(',');
+
+/**
+ * The pods kind: from the pod index where it answers the whole query, else from the kube-apiserver.
+ * The index holds each pod as served (packed), so an indexed page is answered from memory alone.
+ */
 export class PodIndexReader implements KindReader {
   readonly #options: PodIndexReaderOptions;
+  /** Page bodies by ETag, which names the page's pods and their versions: never served stale. */
+  readonly #bodies: BodyMemo;
 
   constructor(options: PodIndexReaderOptions) {
     this.#options = options;
+    this.#bodies = new BodyMemo({ maxBytes: options.memoMaxBytes });
+  }
+
+  /** Why the index cannot answer now: not yet synced, or its watch down (the records may be behind). */
+  #unavailable(): string | undefined {
+    const { index } = this.#options;
+    return !index.synced ? 'not synced' : !index.freshness().connected ? 'watch down' : undefined;
   }
 
   async list(request: ListRequest): Promise<Answer> {
-    const { kind, index, lister, upstream, logger } = this.#options;
-    const { identity, namespace, query } = request;
-    // Not yet synced, or its watch down (the records may be behind): the list is current.
-    const unavailable = !index.synced
-      ? 'not synced'
-      : !index.freshness().connected
-        ? 'watch down'
-        : undefined;
+    const { index, upstream, logger } = this.#options;
+    const { namespace, query } = request;
+    const unavailable = this.#unavailable();
     if (unavailable !== undefined || !indexAnswers(query)) {
       if (logger.isDebugEnabled()) {
         logger.debug('pods list answered by the kube-apiserver', { reason: unavailable ?? 'query' });
       }
       return { ...(await upstream.list(request)), source: 'apiserver' };
     }
-    const page = selectIndexPage(index.pods(), namespace, query);
-    let items: (KubeObject | undefined)[];
-    try {
-      // As the caller, as the upstream list would read them, from the kube-apiserver's watch cache (the
-      // one the index's watch follows: no etcd read). A pod deleted since the index saw it is dropped
-      // from the page (totalItems still counts it: the index's view, a moment old).
-      items = await Promise.all(
-        page.pods.map((pod) =>
-          lister
-            .get(identity, kind, pod.namespace, pod.name, { fromWatchCache: true })
-            .catch((err: unknown) => {
-              if (err instanceof ApiError && err.kind === 'NotFound') return undefined;
-              throw err;
-            }),
-        ),
-      );
-    } catch (err) {
-      // A caller RBAC lets list but not get pods: the upstream list answers as before.
-      if (err instanceof ApiError && err.kind === 'Forbidden') {
-        if (logger.isDebugEnabled()) {
-          logger.debug('pods list answered by the kube-apiserver', { reason: 'get forbidden' });
-        }
-        return { ...(await upstream.list(request)), source: 'apiserver' };
-      }
-      throw err;
-    }
-    const found = items.filter((item): item is KubeObject => item !== undefined);
-    const selection = { items: found, totalItems: page.totalItems };
-    const versions = found.map((o) => `${o.metadata?.uid ?? ''}:${o.metadata?.resourceVersion ?? ''}`);
+    const node = query.filters.get('nodeName');
+    const page = selectIndexPage(index.pods({ namespace, node }), namespace, query);
+    const versions = page.pods.map((pod) => `${pod.key}:${pod.resourceVersion}`);
     const digest = createHash('sha1')
       .update(JSON.stringify([namespace ?? null, query.canonical, page.totalItems, versions]))
       .digest('base64url')
@@ -170,13 +148,35 @@ export class PodIndexReader implements KindReader {
     const etag = `W/"index.${digest}"`;
     if (logger.isDebugEnabled())
       logger.debug('pods list answered by the pod index', {
-        items: found.length,
+        items: page.pods.length,
         totalItems: page.totalItems,
       });
-    return { etag, source: 'index', body: () => new PreparedBody(etag, listBody(kind, selection)) };
+    return {
+      etag,
+      source: 'index',
+      body: () => this.#bodies.get('', etag, etag, () => pageBody(page)),
+    };
   }
 
-  get(request: GetRequest): Promise<Answer> {
-    return this.#options.upstream.get(request);
+  /** One pod from the index when it is current (the route has authorized `get`), else as the caller. */
+  async get(request: GetRequest): Promise<Answer> {
+    const { index, upstream } = this.#options;
+    const { namespace, name } = request;
+    const pod =
+      namespace !== undefined && this.#unavailable() === undefined ? index.pod(namespace, name) : undefined;
+    if (!pod) return upstream.get(request);
+    const etag = `W/"${pod.resourceVersion}"`;
+    return { etag, source: 'index', body: () => new PreparedBody(etag, unpackPod(pod.body)) };
   }
+}
+
+/** `{"items":[…],"totalItems":N}` from the page's packed pods. */
+function pageBody(page: IndexPage): Buffer {
+  const parts: Buffer[] = [OPEN];
+  page.pods.forEach((pod, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(unpackPod(pod.body));
+  });
+  parts.push(Buffer.from(`],"totalItems":${page.totalItems}}`));
+  return Buffer.concat(parts);
 }

@@ -61,6 +61,7 @@ export const resourcesModule: FeatureModule = {
       persistentvolumeclaims: claimAnnotator(config.platformName, ctx.get(claimUsageRef), snapshotDrivers),
     };
 
+    const memoMaxBytes = config.resources.responseMemoMegabytes * 1024 * 1024;
     const caches: WatchedKind[] = [];
     const served: { kind: ResourceKind; reader: KindReader }[] = [];
     for (const kind of BUILT_IN_KINDS) {
@@ -75,13 +76,12 @@ export const resourcesModule: FeatureModule = {
         caches.push(cache);
         if (kind.resource === 'namespaces')
           ctx.provide(namespaceCacheRef, { get: (name) => cache.get(name), list: () => cache.objects() });
-        const memoMaxBytes = config.resources.responseMemoMegabytes * 1024 * 1024;
         served.push({ kind, reader: new CachedKindReader(cache, { ...readerOptions, memoMaxBytes }) });
       } else if (kind.resource === 'pods') {
         const upstream = new UpstreamKindReader(kind, lister, readerOptions);
         const index = ctx.get(podIndexRef);
         const logger = ctx.get(loggerRef);
-        served.push({ kind, reader: new PodIndexReader({ kind, index, lister, upstream, logger }) });
+        served.push({ kind, reader: new PodIndexReader({ index, upstream, logger, memoMaxBytes }) });
       } else {
         const annotator = annotators[kind.resource];
         served.push({ kind, reader: new UpstreamKindReader(kind, lister, readerOptions, annotator) });

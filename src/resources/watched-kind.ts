@@ -21,10 +21,14 @@ function withoutManagedFields(object: KubeObject): KubeObject {
   return { ...object, metadata };
 }
 
-/** A kind kept in memory by list + watch with the server's own identity (namespaces). */
+/**
+ * A kind kept in memory by list + watch with the server's own identity; a namespaced kind's objects
+ * are also filed by namespace, so a namespace's page is cut without a scan of every object.
+ */
 export class WatchedKind {
   readonly kind: ResourceKind;
   readonly informer: Informer<KubeObject>;
+  readonly #byNamespace = new Map<string, Map<string, KubeObject>>();
 
   constructor(options: WatchedKindOptions) {
     const { kind, kubeConfig } = options;
@@ -39,6 +43,20 @@ export class WatchedKind {
       logger: options.logger,
       ...(options.metrics ? { metrics: options.metrics } : {}),
     });
+    if (kind.namespaced) this.informer.onEvent((type, object) => this.#file(type, object));
+  }
+
+  #file(type: string, object: KubeObject): void {
+    const namespace = object.metadata?.namespace ?? '';
+    const key = object.metadata?.name ?? '';
+    let group = this.#byNamespace.get(namespace);
+    if (type === 'DELETED') {
+      if (group?.delete(key) && group.size === 0) this.#byNamespace.delete(namespace);
+      return;
+    }
+    // An object keeps its namespace and name: a MODIFIED replaces it in its group.
+    if (!group) this.#byNamespace.set(namespace, (group = new Map()));
+    group.set(key, object);
   }
 
   get synced(): boolean {
@@ -54,8 +72,10 @@ export class WatchedKind {
     return this.informer.freshness();
   }
 
-  objects(): KubeObject[] {
-    return this.informer.list();
+  /** Every object, or (a namespaced kind) those of one namespace. */
+  objects(namespace?: string): KubeObject[] {
+    if (namespace === undefined || !this.kind.namespaced) return this.informer.list();
+    return [...(this.#byNamespace.get(namespace)?.values() ?? [])];
   }
 
   get(name: string, namespace?: string): KubeObject | undefined {

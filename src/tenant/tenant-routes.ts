@@ -33,7 +33,8 @@ export function tenantApiPath(platformName: string): string {
 /**
  * The original's tenant API as its console reads it: workspaces (WorkspaceTemplates on a host cluster,
  * Workspaces otherwise) and the namespaces of a workspace, limited to what the caller may see, in the
- * v1alpha3 list envelope. Served from the kube-apiserver per request (its own watch cache answers lists).
+ * v1alpha3 list envelope. Served from the tenant caches (tenant-cache.ts), authorized by cached
+ * SubjectAccessReviews (workspace-access.ts): no request to the kube-apiserver per page.
  */
 export function tenantRoutes(deps: {
   platformName: string;

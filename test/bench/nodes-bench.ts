@@ -4,7 +4,7 @@
 // realistic nodes. Every server and load generator runs in its own process on this machine.
 //
 //   npm run bench:nodes                     5,000 nodes, 10 s per run, 3 rounds (medians)
-//   npm run bench:nodes -- --quick          1,000 nodes, 3 s per run (under 5 minutes)
+//   npm run bench:nodes -- --quick          1,000 nodes, 3 s per run
 //   npm run bench:nodes -- --nodes=20000    scale
 //   npm run bench:nodes -- --soak=600       10-minute mixed soak: RSS over time (not for CI)
 //   npm run bench:nodes -- --scale --nodes=20000   only what grows with the node count: time to ready,
@@ -21,11 +21,15 @@
 //                                           with DIR as above. For a small change, pin the processes:
 //                                           BENCH_LOAD_CPUS=0 taskset -c 1 node test/bench/nodes-bench.ts …
 //                                           (the servers on core 1, the load generator on core 0)
+//   npm run bench:nodes -- --quick --spread [--spread-starts=N]   only the start spread: N (10) fresh
+//                                           servers, the page's CPU per request in each
 //   BENCH_LOADER=autocannon npm run bench:nodes   load from autocannon instead of wrk (the earlier instrument)
 //
+// Prerequisites: wrk and nginx, Debian packages installed with apt-get on first use when missing.
+// `npm run bench:nodes` runs this and then pods-bench.ts with the same flags (bench-nodes.ts).
 // Figures go to stderr as they come and to stdout at the end; the LAST line of stdout is one JSON object
-// (a_b, a_d, proxy_ratio, rss_peak_mb, login_healthz_p99_ratio, …) for scripts. docs/benchmarks.md
-// records the results.
+// (a_b, a_d, rss_peak_mb, proxy_vs_nginx, storm_p99_vs_control, logins_vs_pool, start_spread, …) for
+// scripts. docs/benchmarks.md records the results.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -53,6 +57,8 @@ import { lowerThreadPoolPriority, threadPoolThreadIds } from '../../src/http/thr
 import { statCpuMs } from './proc-cpu.ts';
 import { runLoad, type Loader } from './run-load.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
+import { startNginxProxy, type NginxProxy } from './nginx-proxy.ts';
+import { IC_MISS_SYMBOL, perfRecord, perfSymbols } from './perf-profile.ts';
 import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -72,11 +78,20 @@ const LOAD_CPUS = process.env['BENCH_LOAD_CPUS'];
 // instrument of the figures recorded before the wrk runs of 2026-11-26). Paced loads (the soak) use autocannon.
 const LOADER: Loader = process.env['BENCH_LOADER'] === 'autocannon' ? 'autocannon' : 'wrk';
 const STORM_ONLY = args.has('storm');
+const SPREAD_ONLY = args.has('spread');
 const BASELINE = args.get('baseline');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
 const TOKEN_USERS = 100;
 const TOKENS_PER_USER = 10;
 const STORM_CLIENTS = 20;
+// The server's default http.threadPoolNice: the bare pool's threads run at the same priority.
+const POOL_NICE = 10;
+// Fresh server starts for start_spread (--spread-starts=N; 0: none).
+const SPREAD_STARTS = Number(args.get('spread-starts') ?? 10);
+const SPREAD_ROUNDS = Number(args.get('spread-rounds') ?? 5);
+const SPREAD_DURATION_S = Math.min(DURATION_S, 5);
+// A directory for perf samples of each start's last round (perf-profile.ts); none by default.
+const SPREAD_PERF = process.env['BENCH_SPREAD_PERF'];
 const PREFIX = 'bench';
 const CORES = os.availableParallelism();
 
@@ -122,13 +137,23 @@ function startHelper(
 
 const load = (spec: LoadSpec) => runLoad(spec, { children, cpus: LOAD_CPUS, loader: LOADER });
 
-/** A short warm-up run (JIT, pools, caches), then the measured run. */
-async function measure(label: string, spec: Omit<LoadSpec, 'durationSeconds'>): Promise<LoadResult> {
+/**
+ * A short warm-up run (JIT, pools, caches), then the measured run; with `cpuOf`, the CPU ms per request
+ * (from /proc) of that process during the measured run, pushed to `cpuMsPerRequest`.
+ */
+async function measure(
+  label: string,
+  spec: Omit<LoadSpec, 'durationSeconds'>,
+  cpu?: { pid: number; msPerRequest: number[] },
+): Promise<LoadResult> {
   await load({ ...spec, durationSeconds: WARMUP_S });
+  const before = cpu ? cpuMs(cpu.pid) : 0;
   const result = await load({ ...spec, durationSeconds: DURATION_S });
+  if (cpu) cpu.msPerRequest.push((cpuMs(cpu.pid) - before) / Math.max(1, result.requests));
   const failed = result.non2xx + result.errors + result.timeouts;
   log(
     `${label}: ${fmt(result.requestsPerSecond)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms` +
+      (cpu ? `; ${fmt(cpu.msPerRequest.at(-1)!, 3)} CPU ms/request` : '') +
       (failed ? `, ${failed} failed` : ''),
   );
   return result;
@@ -196,7 +221,12 @@ async function main() {
     else if (PROXY_ONLY) await proxyOnly(setup);
     else if (PAGE_ONLY) await pageOnly(setup);
     else if (STORM_ONLY) await stormOnly(setup);
-    else await benchmark(setup);
+    else if (SPREAD_ONLY) {
+      const spread = await startSpread(setup);
+      process.stdout.write(
+        `${spreadLine(spread)}\n${JSON.stringify(roundAll({ nodes: NODES, ...spreadFigures(spread) }))}\n`,
+      );
+    } else await benchmark(setup);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await cp.stop();
@@ -236,8 +266,14 @@ async function benchmark(setup: Setup) {
   const { url: bareUrl } = await startHelper('bare-server.ts', [bodyFile]);
   const { url: bareExpressUrl } = await startHelper('bare-express.ts', [bodyFile]);
   const bareProxy = await startBareProxy(setup);
+  const nginx = await startNginx(setup);
   const admin = { Authorization: `Bearer ${cp.admin.token}` };
   const kube = { headers: admin, caPem: cp.caPem };
+  // CPU ms per proxied request: ours and nginx's, the proxy's control.
+  const proxyCpu = {
+    ours: { pid: server.pid, msPerRequest: [] as number[] },
+    nginx: { pid: nginx.pid, msPerRequest: [] as number[] },
+  };
   const proxyPath = '/api/v1/nodes?limit=10';
 
   const runs = {
@@ -248,6 +284,7 @@ async function benchmark(setup: Setup) {
     e: [] as LoadResult[],
     proxy: [] as LoadResult[],
     bareProxy: [] as LoadResult[],
+    nginx: [] as LoadResult[],
     direct: [] as LoadResult[],
     directImpersonating: [] as LoadResult[],
     full: [] as LoadResult[],
@@ -286,13 +323,35 @@ async function benchmark(setup: Setup) {
           connections: CONNECTIONS,
         }),
       );
-      runs.proxy.push(
-        await measure('(p) ours, proxy /api/v1/nodes?limit=10', {
-          url: `${server.url}${proxyPath}`,
-          headers: bearer,
-          connections: CONNECTIONS,
-        }),
-      );
+      // Ours and its control back to back, the order alternating: the ratio of one round is the least
+      // exposed to what else the machine does.
+      const proxied = {
+        ours: () =>
+          measure(
+            '(p) ours, proxy /api/v1/nodes?limit=10',
+            { url: `${server.url}${proxyPath}`, headers: bearer, connections: CONNECTIONS },
+            proxyCpu.ours,
+          ),
+        nginx: async () => {
+          const result = await measure(
+            '(n) nginx, same path, same credential and impersonation',
+            { url: `${nginx.url}${proxyPath}`, connections: CONNECTIONS },
+            proxyCpu.nginx,
+          );
+          if (result.non2xx + result.errors)
+            throw new Error(
+              `nginx failed ${result.non2xx + result.errors} requests; see ${cp.dir}/nginx-error.log`,
+            );
+          return result;
+        },
+      };
+      if (round % 2) {
+        runs.proxy.push(await proxied.ours());
+        runs.nginx.push(await proxied.nginx());
+      } else {
+        runs.nginx.push(await proxied.nginx());
+        runs.proxy.push(await proxied.ours());
+      }
       runs.bareProxy.push(
         await measure('(q) the smallest Node proxy, same path', {
           url: `${bareProxy.url}${proxyPath}`,
@@ -331,10 +390,12 @@ async function benchmark(setup: Setup) {
   const afterLoad = server.memory();
   const heapAfterLoad = await server.heap();
 
+  await nginx.stop();
   const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids, setup.cp.dir);
   const volume = await logVolumes(setup, one);
   const stopped = server.memory();
   await server.stop();
+  const spread = await startSpread(setup);
 
   const m = (rs: LoadResult[], pick: (r: LoadResult) => number = (r) => r.requestsPerSecond) =>
     median(rs.map(pick));
@@ -364,6 +425,10 @@ async function benchmark(setup: Setup) {
     bare_proxy_rps: m(runs.bareProxy),
     bare_proxy_ratio: m(runs.bareProxy) / m(runs.direct),
     proxy_vs_bare_proxy: m(runs.proxy) / m(runs.bareProxy),
+    nginx_rps: m(runs.nginx),
+    proxy_vs_nginx: median(runs.proxy.map((r, i) => r.requestsPerSecond / runs.nginx[i]!.requestsPerSecond)),
+    proxy_cpu_ms_per_request: median(proxyCpu.ours.msPerRequest),
+    nginx_cpu_ms_per_request: median(proxyCpu.nginx.msPerRequest),
     full_rps: m(runs.full),
     full_gzip_rps: m(runs.fullGzip),
     full_mb: fullBytes / 1e6,
@@ -379,6 +444,7 @@ async function benchmark(setup: Setup) {
     heap_after_load: heapAfterLoad,
     ...stormFigures(storm),
     log_mb_per_min_at_1k_rps: volume,
+    ...spreadFigures(spread),
   };
   const table = (label: string, rs: LoadResult[]) =>
     `| ${label} | ${fmt(m(rs))} | ${m(rs, (r) => r.p50Ms)} | ${m(rs, (r) => r.p99Ms)} | ${rs.reduce((s, r) => s + r.non2xx + r.errors + r.timeouts, 0)} |`;
@@ -399,14 +465,17 @@ async function benchmark(setup: Setup) {
     table('(e) bare Express, one route: the same bytes and headers', runs.e),
     table('(p) ours: proxy `/api/v1/nodes?limit=10` (impersonating)', runs.proxy),
     table('(q) the smallest Node proxy: same path, same impersonation', runs.bareProxy),
+    table('(n) nginx: same path, same credential and impersonation (one worker)', runs.nginx),
     table('(p) kube-apiserver directly: same path', runs.direct),
     table('(p) kube-apiserver directly: same path, impersonating the user', runs.directImpersonating),
     table('(c) ours: full list (2 connections)', runs.full),
     table('(c) ours: full list, gzip (2 connections)', runs.fullGzip),
     '',
     `a/b: ${fmt(figures.a_b, 1)}× (goal ≥ 15); a/d: ${fmt(figures.a_d, 2)} (goal ≥ 0.5), with ${tokens.length} tokens ${fmt(figures.a_many_d, 2)}; a/e: ${fmt(figures.a_e, 2)}, e/b: ${fmt(figures.e_b, 1)}× (Express's own ceiling against the kube-apiserver)`,
-    `proxy/direct: ${fmt(figures.proxy_ratio, 2)} (goal ≥ 0.85); proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy/direct: ${fmt(figures.bare_proxy_ratio, 2)}, ours/it ${fmt(figures.proxy_vs_bare_proxy, 2)}`,
+    `proxy ÷ nginx: ${fmt(figures.proxy_vs_nginx, 2)} (goal ≥ 0.85; median of the rounds' ratios); CPU ms per proxied request: ours ${fmt(figures.proxy_cpu_ms_per_request, 3)}, nginx ${fmt(figures.nginx_cpu_ms_per_request, 3)}`,
+    `proxy/direct: ${fmt(figures.proxy_ratio, 2)}; proxy/direct impersonating: ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy/direct: ${fmt(figures.bare_proxy_ratio, 2)}, ours/it ${fmt(figures.proxy_vs_bare_proxy, 2)}`,
     ...stormLines(storm),
+    spreadLine(spread),
     `access log, MB per minute at 1,000 req/s (mix: 90% page reads, 5% probes, 5% 404s): ${Object.entries(
       volume,
     )
@@ -456,7 +525,11 @@ function stormFigures(storm: Storm) {
     login_bare_p99_ratio: storm.bareP99Ratio,
     login_bare_p99_ms: storm.bareP99Ms,
     login_bare_baseline_p99_ms: storm.bareBaselineP99Ms,
+    storm_p99_vs_control: storm.healthzP99Ratio / storm.bareP99Ratio,
+    storm_page_p99_vs_control: storm.pageP99Ratio / storm.bareP99Ratio,
     logins_per_s: storm.loginsPerSecond,
+    pool_compares_per_s: storm.poolComparesPerSecond,
+    logins_vs_pool: storm.loginsVsPool,
     login_compare_ms: storm.compareMs.normal,
     login_compare_niced_ms: storm.compareMs.niced,
     logins_ratio: storm.loginsRatio,
@@ -471,7 +544,7 @@ function stormFigures(storm: Storm) {
 /** The login storm's lines of the printed summary. */
 function stormLines(storm: Storm): string[] {
   return [
-    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${fmt(storm.healthzBaselineP99Ms, 2)} → ${fmt(storm.healthzP99Ms, 2)} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${fmt(storm.pageBaselineP99Ms, 2)} → ${fmt(storm.pageP99Ms, 2)} ms (${fmt(storm.pageP99Ratio, 2)}×) (goal ≤ 2×; the same bytes from a bare node:http server, the control: ${fmt(storm.bareBaselineP99Ms, 2)} → ${fmt(storm.bareP99Ms, 2)} ms, ${fmt(storm.bareP99Ratio, 2)}×); ${fmt(storm.loginsPerSecond, 1)} logins/s vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)} (goal ≥ 0.9), vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
+    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${fmt(storm.healthzBaselineP99Ms, 2)} → ${fmt(storm.healthzP99Ms, 2)} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${fmt(storm.pageBaselineP99Ms, 2)} → ${fmt(storm.pageP99Ms, 2)} ms (${fmt(storm.pageP99Ratio, 2)}×) (the same bytes from a bare node:http server, the control: ${fmt(storm.bareBaselineP99Ms, 2)} → ${fmt(storm.bareP99Ms, 2)} ms, ${fmt(storm.bareP99Ratio, 2)}×; ours ÷ the control: /healthz ${fmt(storm.healthzP99Ratio / storm.bareP99Ratio, 2)} (goal ≤ 1.25), page ${fmt(storm.pageP99Ratio / storm.bareP99Ratio, 2)}); ${fmt(storm.loginsPerSecond, 1)} logins/s vs the bare pool's ${fmt(storm.poolComparesPerSecond, 1)} compares/s in the same storm: ${fmt(storm.loginsVsPool, 2)} (goal ≥ 0.9); vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)}, vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
     `login storm, cores used (medians): the server's pool ${fmt(storm.cores.pool, 2)}, the rest of the server ${fmt(storm.cores.serverOther, 2)}, kube-apiserver ${fmt(storm.cores.apiserver, 2)}, etcd ${fmt(storm.cores.etcd, 2)}, everything else ${fmt(storm.cores.rest, 2)}, idle ${fmt(storm.cores.idle, 2)}; logins/s vs the pool's CPU ÷ one compare: ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
   ];
 }
@@ -481,6 +554,142 @@ function schedIdle(pid: number): number {
   return threadPoolThreadIds(`/proc/${pid}/task`).filter(
     (tid) => spawnSync('chrt', ['--idle', '-p', '0', String(tid)]).status === 0,
   ).length;
+}
+
+/** nginx in front of the same kube-apiserver, as our proxy is (nginx-proxy.ts). */
+function startNginx(setup: Setup): Promise<NginxProxy> {
+  const caFile = path.join(setup.cp.dir, 'nginx-ca.pem');
+  writeFileSync(caFile, setup.cp.caPem);
+  return startNginxProxy({
+    upstream: setup.cp.server,
+    caFile,
+    token: setup.cp.admin.token,
+    user: setup.users[0]!,
+    group: BENCH_GROUP,
+    dir: setup.cp.dir,
+    children,
+  });
+}
+
+/**
+ * Fresh starts of the server against the same cluster: SPREAD_STARTS processes, each started, synced and
+ * warmed up (one page run) in turn, then all kept running and measured in SPREAD_ROUNDS interleaved rounds
+ * (the order reversed every other round): the server's CPU per page request in each process, from /proc. A
+ * process that is slow for its life is slow in every round; what the machine's other work does to one run
+ * is not. Each process's figure is the median, over the rounds, of its CPU per request ÷ the round's
+ * median; absolute figures beside them.
+ */
+async function startSpread(setup: Setup): Promise<Spread> {
+  const pagePath = '/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name';
+  const started: { server: RealServer; spec: Omit<LoadSpec, 'durationSeconds'> }[] = [];
+  try {
+    for (let i = 1; i <= SPREAD_STARTS; i++) {
+      const server = await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: `start-${i}` });
+      await logged(server.logFile, 'start-up memory released');
+      const token = (await login(server.url, setup.users[0]!)).access;
+      const spec = {
+        url: `${server.url}${pagePath}`,
+        headers: { Authorization: `Bearer ${token}` },
+        connections: CONNECTIONS,
+      };
+      await load({ ...spec, durationSeconds: WARMUP_S });
+      started.push({ server, spec });
+      log(`start ${i} of ${SPREAD_STARTS}: ready in ${fmt(server.readySeconds, 1)} s`);
+    }
+    const cpuUs: number[][] = started.map(() => []);
+    const relative: number[][] = started.map(() => []);
+    for (let round = 1; round <= SPREAD_ROUNDS; round++) {
+      const order = started.map((_, i) => i);
+      if (round % 2 === 0) order.reverse();
+      const thisRound: number[] = [];
+      for (const i of order) {
+        const { server, spec } = started[i]!;
+        const perfFile =
+          SPREAD_PERF && round === SPREAD_ROUNDS ? path.join(SPREAD_PERF, `start-${i + 1}.data`) : '';
+        const stopPerf = perfFile ? perfRecord(server.pid, perfFile, children) : undefined;
+        const before = cpuMs(server.pid);
+        const result = await load({ ...spec, durationSeconds: SPREAD_DURATION_S });
+        await stopPerf?.();
+        if (result.non2xx + result.errors)
+          throw new Error(`start ${i + 1}: ${result.non2xx + result.errors} failed`);
+        thisRound[i] = ((cpuMs(server.pid) - before) * 1000) / Math.max(1, result.requests);
+        cpuUs[i]!.push(thisRound[i]!);
+      }
+      const roundMedian = median(thisRound);
+      thisRound.forEach((us, i) => relative[i]!.push(us / roundMedian));
+      log(
+        `spread round ${round} of ${SPREAD_ROUNDS}: CPU µs per request ${thisRound.map((us) => fmt(us, 1)).join(', ')}; load average ${os.loadavg()[0]!.toFixed(1)}`,
+      );
+    }
+    const spread = { cpuUs: cpuUs.map(median), relative: relative.map(median) };
+    if (SPREAD_PERF) logPerfShares(spread, cpuUs);
+    return spread;
+  } finally {
+    for (const { server } of started) await server.stop();
+  }
+}
+
+/**
+ * With BENCH_SPREAD_PERF=DIR: each process's last round was sampled by perf; says, process by process, its
+ * CPU per request ÷ the median and the share of its samples in V8's inline-cache misses and slow lookups.
+ */
+function logPerfShares(spread: Spread, cpuUs: number[][]) {
+  spread.relative.forEach((relative, i) => {
+    const symbols = perfSymbols(path.join(SPREAD_PERF!, `start-${i + 1}.data`));
+    const icMiss = symbols.filter((s) => IC_MISS_SYMBOL.test(s.symbol));
+    const share = icMiss.reduce((sum, s) => sum + s.percent, 0);
+    log(
+      `start ${i + 1}: ${fmt(relative, 2)} × the median (last round ${fmt(cpuUs[i]!.at(-1)!, 1)} µs); ` +
+        `inline-cache misses and slow lookups ${fmt(share, 1)}% of its samples: ` +
+        icMiss
+          .slice(0, 4)
+          .map((s) => `${s.symbol} ${fmt(s.percent, 1)}%`)
+          .join(', ') +
+        `; top: ${symbols
+          .slice(0, 3)
+          .map((s) => `${s.symbol} ${fmt(s.percent, 1)}%`)
+          .join(', ')}`,
+    );
+  });
+}
+
+interface Spread {
+  /** Each process's median CPU µs per page request. */
+  cpuUs: number[];
+  /** Each process's median, over the rounds, of its CPU per request ÷ the round's median. */
+  relative: number[];
+}
+
+function spreadFigures({ cpuUs, relative }: Spread) {
+  if (cpuUs.length === 0) return {};
+  return {
+    starts: cpuUs.length,
+    spread_rounds: SPREAD_ROUNDS,
+    start_cpu_us_per_request: cpuUs,
+    start_relative_cpu: relative,
+    start_spread: Math.max(...relative) / median(relative),
+    start_spread_absolute: Math.max(...cpuUs) / median(cpuUs),
+  };
+}
+
+function spreadLine({ cpuUs, relative }: Spread): string {
+  if (cpuUs.length === 0) return 'start spread: not measured (--spread-starts=0)';
+  return (
+    `start spread over ${cpuUs.length} fresh starts, ${SPREAD_ROUNDS} interleaved rounds of ${SPREAD_DURATION_S} s: ` +
+    `CPU µs per page request (medians) ${cpuUs.map((us) => fmt(us, 1)).join(', ')}; ` +
+    `÷ the round's median ${relative.map((r) => fmt(r, 2)).join(', ')}; ` +
+    `slowest ÷ median ${fmt(Math.max(...relative) / median(relative), 2)} (goal ≤ 1.15; absolute ${fmt(Math.max(...cpuUs) / median(cpuUs), 2)})`
+  );
+}
+
+/** Waits until the server's log holds a line with this message. */
+async function logged(logFile: string, message: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const needle = `"message":"${message}"`;
+  while (!readFileSync(logFile, 'utf8').includes(needle)) {
+    if (Date.now() > deadline) throw new Error(`server did not log "${message}"; see ${logFile}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**
@@ -845,6 +1054,9 @@ async function loginStorm(
   const bodyFile = path.join(dir, 'storm-page.json');
   writeFileSync(bodyFile, (await httpGet(pageUrl, bearer)).body);
   const bare = await startHelper('bare-server.ts', [bodyFile]);
+  // The logins' control: bare bcrypt comparisons, same cost, same threads (bare-pool.ts), stormed by the
+  // same clients in each round right after our storm, under the same probes.
+  const pool = await startHelper('bare-pool.ts', [BENCH_PASSWORD, '12', String(POOL_NICE)]);
   // Where the cores go during a storm, in cores (CPU seconds per second): the server's pool threads
   // (the comparisons), the rest of the server, the kube-apiserver, etcd, and everything else on the machine
   // (the load generators among it). The pool's share bounds logins/s; the others say what took the rest.
@@ -880,6 +1092,7 @@ async function loginStorm(
   const baseline: Probed[] = [];
   const during: Probed[] = [];
   const storms: StormResult[] = [];
+  const poolStorms: StormResult[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     baseline.push(await probes(seconds));
     const spec: StormSpec = {
@@ -906,8 +1119,15 @@ async function loginStorm(
     });
     storms.push(storm);
     during.push(probed);
+    const [poolStorm] = await Promise.all([
+      runChild('login-storm.ts', [JSON.stringify({ ...spec, url: pool.url })]).then(
+        (out) => JSON.parse(out) as StormResult,
+      ),
+      probes(seconds),
+    ]);
+    poolStorms.push(poolStorm);
     log(
-      `storm round ${round}: p99 ${(['healthz', 'page', 'bare'] as const).map((k) => `${k} ${fmt(baseline.at(-1)![k].p99Ms, 2)} → ${fmt(probed[k].p99Ms, 2)} ms`).join(', ')} (the probe's own send delay p99 ${fmt(probed.page.sendLateP99Ms, 2)} ms), ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); ` +
+      `storm round ${round}: p99 ${(['healthz', 'page', 'bare'] as const).map((k) => `${k} ${fmt(baseline.at(-1)![k].p99Ms, 2)} → ${fmt(probed[k].p99Ms, 2)} ms`).join(', ')} (the probe's own send delay p99 ${fmt(probed.page.sendLateP99Ms, 2)} ms), ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); the bare pool ${poolStorm.succeeded} compares in ${poolStorm.seconds.toFixed(1)} s; ` +
         `cores: ${Object.entries(cores.at(-1)!)
           .map(([k, v]) => `${k} ${fmt(v, 2)}`)
           .join(', ')}`,
@@ -923,7 +1143,9 @@ async function loginStorm(
   const pageP99Ms = median(during.map((d) => d.page.p99Ms));
   const bareP99Ms = median(during.map((d) => d.bare.p99Ms));
   process.kill(bare.pid, 'SIGTERM');
+  process.kill(pool.pid, 'SIGTERM');
   const loginsPerSecond = median(storms.map((s) => s.succeeded / s.seconds));
+  const poolComparesPerSecond = median(poolStorms.map((s) => s.succeeded / s.seconds));
   return {
     compareMs,
     healthzBaselineP99Ms,
@@ -936,6 +1158,10 @@ async function loginStorm(
     bareP99Ms,
     bareP99Ratio: bareP99Ms / bareBaselineP99Ms,
     loginsPerSecond,
+    poolComparesPerSecond,
+    loginsVsPool: median(
+      storms.map((s, i) => s.succeeded / s.seconds / (poolStorms[i]!.succeeded / poolStorms[i]!.seconds)),
+    ),
     loginsRatio: loginsPerSecond / (CORES / (compareMs.normal / 1000)),
     loginsRatioNiced: loginsPerSecond / (CORES / (compareMs.niced / 1000)),
     cores: medianCores,

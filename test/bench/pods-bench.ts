@@ -8,12 +8,13 @@
 // created and deleted.
 //
 //   node test/bench/pods-bench.ts                      5,000 nodes, 50,000 pods, 3 rounds, 10 s runs
+//   node test/bench/pods-bench.ts --quick              1,000 nodes, 5,000 pods in 50 namespaces, 3 s runs
 //   node test/bench/pods-bench.ts --nodes=500 --pods=5000 --namespaces=50 --rounds=1 --duration=3
 //   add --no-cache to seed the clusters afresh (and keep nothing)
 //   node test/bench/pods-bench.ts --starts=14 [--pods=0]   one cluster, 14 fresh servers, a page run each:
 //                                                      CPU per request of each start (a slow start shows)
 //
-// Run by `npm run bench:nodes` after the node list benchmark. Figures on stdout (docs/benchmarks.md).
+// Run by `npm run bench:nodes` after the node list benchmark, with the same flags (bench-nodes.ts). Figures on stdout (docs/benchmarks.md).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,11 +29,13 @@ import { benchArgs, childrenKilledOnExit } from './bench-args.ts';
 import { cpuSecondsOf } from './proc-cpu.ts';
 
 const args = benchArgs();
-const NODES = Number(args.get('nodes') ?? 5000);
-const PODS = Number(args.get('pods') ?? 50_000);
-const NAMESPACES = Number(args.get('namespaces') ?? 500);
+// --quick: a tenth of the cluster and 3 s runs, for `npm run bench:nodes -- --quick`.
+const QUICK = args.has('quick');
+const NODES = Number(args.get('nodes') ?? (QUICK ? 1000 : 5000));
+const PODS = Number(args.get('pods') ?? (QUICK ? 5000 : 50_000));
+const NAMESPACES = Number(args.get('namespaces') ?? (QUICK ? 50 : 500));
 const ROUNDS = Number(args.get('rounds') ?? 3);
-const DURATION_S = Number(args.get('duration') ?? 10);
+const DURATION_S = Number(args.get('duration') ?? (QUICK ? 3 : 10));
 const CONNECTIONS = Number(args.get('connections') ?? 10);
 const CHURN_PER_S = Number(args.get('churn') ?? 20);
 const USER = 'bench-pods-0';

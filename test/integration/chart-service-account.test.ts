@@ -125,7 +125,10 @@ describe("the server running with only the chart's ServiceAccount token", () => 
       const res = await fetch(`${server.url}/readyz?verbose`);
       return res.status === 200 ? res.text() : undefined;
     });
-    for (const check of ['kube-apiserver', 'nodes-cache', 'users-cache', 'sessions-cache']) {
+    const checks = ['kube-apiserver', 'nodes-cache', 'users-cache', 'sessions-cache'];
+    // The resources API's caches of workloads and services: read with the chart's list + watch.
+    checks.push('deployments-cache', 'cronjobs-cache', 'services-cache');
+    for (const check of checks) {
       assert.match(verbose, new RegExp(`\\[\\+\\]${check} ok`));
     }
   });

@@ -571,6 +571,8 @@ describe('helm chart: lint, render, server-side dry run', () => {
       [...new Set(groups)],
       [
         '',
+        'apps',
+        'batch',
         'snapshot.storage.k8s.io',
         'iam.acme.io',
         'tenant.acme.io',
@@ -587,6 +589,13 @@ describe('helm chart: lint, render, server-side dry run', () => {
     assert.deepEqual(role['rules'], [
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments', 'statefulsets', 'daemonsets'],
+        verbs: ['list', 'watch'],
+      },
+      { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch'] },
       { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch'] },
       {
         apiGroups: ['snapshot.storage.k8s.io'],
@@ -810,6 +819,14 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'subjectaccessreviews', 'authorization.k8s.io'],
       ['impersonate', 'users'],
       ['impersonate', 'groups'],
+      // The resources API's caches: read only.
+      ['watch', 'pods'],
+      ['list', 'deployments', 'apps'],
+      ['watch', 'statefulsets', 'apps'],
+      ['list', 'daemonsets', 'apps'],
+      ['watch', 'jobs', 'batch'],
+      ['list', 'cronjobs', 'batch'],
+      ['watch', 'services'],
       ['list', 'users', 'iam.platform.io'],
       ['watch', 'sessions', 'iam.platform.io'],
       ['create', 'sessions', 'iam.platform.io'],
@@ -873,6 +890,10 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['patch', 'nodes'],
       ['get', 'secrets', '', namespace],
       ['create', 'pods', '', namespace],
+      ['update', 'deployments', 'apps', namespace],
+      ['delete', 'jobs', 'batch', namespace],
+      ['create', 'services', '', namespace],
+      ['list', 'configmaps', '', namespace],
       ['impersonate', 'serviceaccounts', '', namespace],
       ['impersonate', 'uids', 'authentication.k8s.io'],
       ['escalate', 'clusterrolebindings', 'rbac.authorization.k8s.io'],

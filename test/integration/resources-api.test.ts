@@ -381,9 +381,12 @@ describe('resources API v1alpha3 and the overview cards', () => {
       );
       assert.equal(first.body.totalItems, 5);
       assert.equal((await get(queries[3]!, adminToken, { 'If-None-Match': first.etag })).status, 304);
-      // A pod deleted while the index has not seen it yet is dropped, never an error.
+      // A deleted pod leaves the index's pages as soon as its watch delivers the deletion.
       await del(`/api/v1/namespaces/${ns}/pods/e-unbound`);
-      const afterDelete = await answer(`${BASE}/namespaces/${ns}/pods?limit=10&sortBy=name&ascending=true`);
+      const afterDelete = await waitFor('the index drops the deleted pod', async () => {
+        const a = await answer(`${BASE}/namespaces/${ns}/pods?limit=10&sortBy=name&ascending=true`);
+        return a.body.totalItems === 4 ? a : undefined;
+      });
       assert.ok(!ids(afterDelete.body).includes(`${ns}/e-unbound`));
       assert.ok(afterDelete.etag.startsWith('W/"index.'));
       // Authorised as before: the index never answers a caller without rights.
@@ -425,6 +428,47 @@ describe('resources API v1alpha3 and the overview cards', () => {
     }
     const crds = await json(`${BASE}/customresourcedefinitions?name=User`);
     assert.ok(names(crds).includes(`users.iam.${PLATFORM}.io`), 'matched by kind');
+  });
+
+  test('workloads and services come from watch caches that follow the cluster, ready with the server', async () => {
+    const verbose = await (await fetch(`${server.url}/readyz?verbose`)).text();
+    for (const kind of ['deployments', 'statefulsets', 'daemonsets', 'jobs', 'cronjobs', 'services'])
+      assert.match(verbose, new RegExp(`\\[\\+\\]${kind}-cache ok`));
+    const page = `${BASE}/namespaces/${NS_A}/deployments?sortBy=updateTime&limit=10`;
+    const first = await get(page, adminToken);
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag')!;
+    assert.equal((await get(page, adminToken, { 'If-None-Match': etag })).status, 304);
+    await post(`/apis/apps/v1/namespaces/${NS_A}/deployments`, {
+      metadata: { name: 'api' },
+      spec: {
+        selector: { matchLabels: { app: 'api' } },
+        template: {
+          metadata: { labels: { app: 'api' } },
+          spec: { containers: [{ name: 'api', image: 'registry.example/api:1' }] },
+        },
+      },
+    });
+    try {
+      const grown = await waitFor('the deployments cache sees the new one', async () => {
+        const body = await json(page);
+        return body.totalItems === 2 ? body : undefined;
+      });
+      assert.deepEqual(names(grown), ['api', 'web'], 'newest first');
+      assert.equal((await get(page, adminToken, { 'If-None-Match': etag })).status, 200, 'a new ETag');
+      // Authorized as before: the cache never answers a caller RBAC does not let list deployments there.
+      assert.equal((await get(page, nobodyToken)).status, 403);
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      const fromCache = metrics
+        .split('\n')
+        .filter((l) => l.startsWith('platform_resource_responses_total{'))
+        .filter((l) =>
+          ['resource="deployments"', 'source="watch-cache"', 'outcome="ok"'].every((p) => l.includes(p)),
+        );
+      assert.ok(fromCache.length > 0 && Number(fromCache[0]!.split(' ').pop()) > 0, fromCache.join('\n'));
+    } finally {
+      await del(`/apis/apps/v1/namespaces/${NS_A}/deployments/api`);
+    }
   });
 
   test('computed annotations: pvc-count, in-use, allow-snapshot, from caches that follow the cluster', async () => {

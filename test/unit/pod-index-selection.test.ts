@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseListQuery } from '../../src/list-query/list-query.ts';
+import { packPod, unpackPod } from '../../src/nodes/pod-body.ts';
 import { INDEX_EPOCH_MS, type IndexedPod } from '../../src/nodes/pod-cache.ts';
 import type { KubeObject } from '../../src/resources/kube-object.ts';
 import { BUILT_IN_KINDS } from '../../src/resources/kinds.ts';
@@ -24,11 +25,17 @@ function cluster(): { objects: KubeObject[]; records: IndexedPod[] } {
     const node = next(5) === 0 ? undefined : `node-${next(3)}`;
     const created = Date.UTC(2026, 0, 1) + next(20) * 1000;
     const started = next(3) === 0 ? undefined : Date.UTC(2026, 0, 1) + next(20) * 1000;
-    objects.push({
-      metadata: { name, namespace, creationTimestamp: new Date(created).toISOString() },
+    const object: KubeObject = {
+      metadata: {
+        name,
+        namespace,
+        creationTimestamp: new Date(created).toISOString(),
+        resourceVersion: `${i}`,
+      },
       spec: node ? { nodeName: node } : {},
       status: started ? { startTime: new Date(started).toISOString() } : {},
-    });
+    };
+    objects.push(object);
     const createdS = (created - INDEX_EPOCH_MS) / 1000;
     records.push({
       key: `${namespace}/${name}`,
@@ -36,6 +43,8 @@ function cluster(): { objects: KubeObject[]; records: IndexedPod[] } {
       node,
       createdS,
       startedS: started ? (started - INDEX_EPOCH_MS) / 1000 : createdS,
+      resourceVersion: `${i}`,
+      body: packPod(object),
     });
   }
   return { objects, records };
@@ -60,12 +69,37 @@ describe('pod index selection', () => {
       const listed = selectObjects(inScope, { kind: pods, query: q, aliasAnnotation: 'a' });
       const indexed = selectIndexPage(records, namespace, q);
       assert.deepEqual(
-        indexed.pods.map((p) => `${p.namespace}/${p.name}`),
+        indexed.pods.map((p) => p.key),
         listed.items.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`),
       );
       assert.equal(indexed.totalItems, listed.totalItems);
     });
   }
+
+  test('a packed pod unpacks to its served JSON: kind and apiVersion first, no managedFields', () => {
+    const pod = {
+      metadata: { name: 'p', namespace: 'n', managedFields: [{ manager: 'kubelet' }], labels: { ü: 'é' } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'img' }] },
+      status: { phase: 'Running' },
+    };
+    const packed = packPod(pod);
+    assert.ok(packed.length < JSON.stringify(pod).length, 'smaller than the pod');
+    assert.equal(
+      unpackPod(packed).toString(),
+      JSON.stringify({
+        kind: 'Pod',
+        apiVersion: 'v1',
+        metadata: { name: 'p', namespace: 'n', labels: { ü: 'é' } },
+        spec: pod.spec,
+        status: pod.status,
+      }),
+    );
+    // As listed (no kind) or watched (kind first): the same bytes.
+    assert.equal(
+      unpackPod(packPod({ kind: 'Pod', apiVersion: 'v1', ...pod })).toString(),
+      unpackPod(packed).toString(),
+    );
+  });
 
   test('queries the records cannot answer go upstream', () => {
     const unanswerable: Record<string, string>[] = [
