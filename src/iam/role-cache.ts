@@ -180,20 +180,23 @@ export class RoleCache {
 
   /**
    * The bindings of a scope: every GlobalRoleBinding or ClusterRoleBinding, the WorkspaceRoleBindings
-   * labelled with the workspace, or the RoleBindings in the namespace.
+   * labelled with the workspace, or the RoleBindings in the namespace. Not the ClusterRoleBindings and
+   * RoleBindings the RBAC reconciler generated from the platform's bindings (their members are the
+   * platform's and the workspace's, not the cluster's or the project's).
    */
   bindings(scope: Scope, place = ''): BindingObject[] {
+    const own = (b: BindingObject) => b.metadata.labels?.[`${this.#iam.group}/generated-from`] === undefined;
     switch (scope) {
       case 'global':
         return this.#globalBindings?.list() ?? [];
       case 'cluster':
-        return this.#clusterBindings?.list() ?? [];
+        return (this.#clusterBindings?.list() ?? []).filter(own);
       case 'workspace':
         return [...(this.#workspaceBindings?.values() ?? [])].filter(
           (b) => b.metadata.labels?.[this.#words.workspaceLabel] === place,
         );
       case 'namespace':
-        return this.#bindingsByNamespace?.in(place) ?? [];
+        return (this.#bindingsByNamespace?.in(place) ?? []).filter(own);
     }
   }
 

@@ -7,6 +7,7 @@ import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound, PLATFORM_ADMIN, type MemberRoles } from './member-roles.ts';
 import type { RoleCache } from './role-cache.ts';
 import type { RoleVocabulary } from './role-objects.ts';
+import type { EscalationCheck } from './escalation-check.ts';
 import type { UserBindings } from './user-bindings.ts';
 import { checkPassword, invalid, readPasswordChange, readUser, type UserInput } from './user-input.ts';
 import { publicUser } from './user-view.ts';
@@ -31,6 +32,7 @@ export class UserWrites {
   readonly #words: RoleVocabulary;
   readonly #group: string;
   readonly #ledgerAnnotation: string;
+  readonly #escalation: EscalationCheck | undefined;
   /** Changes that can remove a platform administrator run one at a time (on this replica). */
   #adminChanges: Promise<unknown> = Promise.resolve();
 
@@ -40,6 +42,8 @@ export class UserWrites {
     roles: MemberRoles;
     cache: RoleCache;
     bindings: UserBindings;
+    /** Refuses binding a platform role whose rules the caller does not hold (403). */
+    escalation?: EscalationCheck;
     reviewer: AccessReviewer;
     vocabulary: RoleVocabulary;
   }) {
@@ -48,6 +52,7 @@ export class UserWrites {
     this.#roles = deps.roles;
     this.#cache = deps.cache;
     this.#bindings = deps.bindings;
+    this.#escalation = deps.escalation;
     this.#reviewer = deps.reviewer;
     this.#words = deps.vocabulary;
     this.#group = deps.users.iam.group;
@@ -65,7 +70,7 @@ export class UserWrites {
         'not set here: they become Kubernetes groups; an administrator sets them with kubectl',
       );
     const role = this.#takeRole(input);
-    if (role) await this.#checkRole(caller, role);
+    if (role) await this.#checkRole(caller, role, input.name);
     const annotations = { ...input.annotations };
     delete annotations[this.#ledgerAnnotation];
     const created = await this.#accounts.create(
@@ -118,7 +123,7 @@ export class UserWrites {
       if (newRole) {
         // As the original: changing a global role needs `update` on users, also for oneself.
         await this.#authorize(caller, 'update', name);
-        await this.#checkRole(caller, newRole);
+        await this.#checkRole(caller, newRole, name);
         if (currentRole === PLATFORM_ADMIN) await this.#keepAnAdmin(current, 'demoting');
       }
       const { groups: _groups, ...spec } = input.spec;
@@ -210,8 +215,11 @@ export class UserWrites {
     return role || undefined;
   }
 
-  /** The role exists as a GlobalRole, and the caller may bind it. */
-  async #checkRole(caller: Identity, role: string): Promise<void> {
+  /**
+   * The role exists as a GlobalRole, and the caller may bind it: RBAC `create` `globalrolebindings`, and
+   * (no escalation) Kubernetes lets the caller create the ClusterRoleBinding it becomes (a dry run).
+   */
+  async #checkRole(caller: Identity, role: string, username: string): Promise<void> {
     if (!this.#cache.ready || this.#cache.model === undefined)
       throw new ApiError('Unavailable', 'the role model is not known yet (its caches are starting)', {
         retryAfterSeconds: 1,
@@ -230,6 +238,7 @@ export class UserWrites {
       group: this.#group,
       resource: 'globalrolebindings',
     });
+    await this.#escalation?.globalRoleBinding(caller, role, [{ kind: 'User', name: username }]);
   }
 
   /** 409 when `user` is the last active platform administrator. */
