@@ -30,10 +30,15 @@ export function originalPaths(): { binary: string; crdDir: string } {
 }
 
 /**
- * Installs every CRD of the original's ks-core chart (its source's config/ks-core/crds) as the
- * original's installer does, and waits until each can be listed. An existing CRD of that name stays.
+ * Installs the CRDs of the original's ks-core chart (its source's config/ks-core/crds) as the original's
+ * installer does, and waits until each can be listed. An existing CRD of that name stays. One that this
+ * Kubernetes rejects as invalid (v3.4.1's applications.app.k8s.io lacks types newer validation requires;
+ * ks-apiserver does not cache it) is left out: the answer names those installed and those rejected.
  */
-export async function installOriginalCrds(kc: KubeConfig, crdDir: string): Promise<string[]> {
+export async function installOriginalCrds(
+  kc: KubeConfig,
+  crdDir: string,
+): Promise<{ installed: string[]; rejected: string[] }> {
   const crds = readdirSync(crdDir)
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) =>
@@ -41,6 +46,8 @@ export async function installOriginalCrds(kc: KubeConfig, crdDir: string): Promi
         .map((d) => d.toJS() as V1CustomResourceDefinition | null)
         .filter((d): d is V1CustomResourceDefinition => d?.kind === 'CustomResourceDefinition'),
     );
+  const installed: V1CustomResourceDefinition[] = [];
+  const rejected: string[] = [];
   for (const crd of crds) {
     // Raw JSON: the typed client's serializer drops `x-kubernetes-preserve-unknown-fields`.
     try {
@@ -50,17 +57,26 @@ export async function installOriginalCrds(kc: KubeConfig, crdDir: string): Promi
         timeoutMs: 30_000,
       });
     } catch (err) {
+      if (err instanceof KubeRequestError && err.statusCode === 422) {
+        rejected.push(crd.metadata!.name!);
+        continue;
+      }
       if (!(err instanceof KubeRequestError && err.statusCode === 409)) throw err;
     }
+    installed.push(crd);
   }
   const objects = kc.makeApiClient(CustomObjectsApi);
-  for (const crd of crds) {
+  for (const crd of installed) {
     const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]!.name;
     await waitFor(
       `${crd.metadata!.name} listable`,
       async () => {
         try {
-          await objects.listClusterCustomObject({ group: crd.spec.group, version, plural: crd.spec.names.plural });
+          await objects.listClusterCustomObject({
+            group: crd.spec.group,
+            version,
+            plural: crd.spec.names.plural,
+          });
           return true;
         } catch {
           return undefined;
@@ -69,7 +85,7 @@ export async function installOriginalCrds(kc: KubeConfig, crdDir: string): Promi
       { timeoutMs: 60_000, intervalMs: 200 },
     );
   }
-  return crds.map((c) => c.metadata!.name!);
+  return { installed: installed.map((c) => c.metadata!.name!), rejected };
 }
 
 export interface OriginalServer {

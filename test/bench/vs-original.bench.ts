@@ -7,6 +7,7 @@
 //   source scripts/ensure-node.sh
 //   ORIGINAL_APISERVER=$(bash test/bench/build-original-apiserver.sh) npm run bench:vs-original
 //     [-- --rounds=3 --duration=10 --nodes=5000 --pods=10000 --namespaces=100 --users=200 --workspaces=20]
+//     [--route=<part of a route's name>: only those routes, e.g. --route=grant]
 //
 // stdout: one JSON line per route (route, kind, ours_rps, original_rps, ratio, ours_p50_ms,
 // original_p50_ms, meets_goal), then a summary line (routes, routes_meeting_goal, rss_at_rest_ratio).
@@ -109,7 +110,10 @@ async function seed(cluster: LargeCluster, crdDir: string): Promise<void> {
   const kc: KubeConfig = cluster.kubeConfig;
   const crds = await installOriginalCrds(kc, crdDir);
   await installIamCrds(kc, PLATFORM, { except: ['users'] });
-  log(`# installed ${crds.length} CRDs of the original, and ours for sessions and login throttles`);
+  log(
+    `# installed ${crds.installed.length} CRDs of the original (rejected by this Kubernetes: ${crds.rejected.join(', ') || 'none'}), ` +
+      'and ours for sessions and login throttles',
+  );
   const client = adminClient(cluster.cp);
   try {
     const post = (p: string, body: unknown) => client.send('POST', p, body);
@@ -120,19 +124,45 @@ async function seed(cluster: LargeCluster, crdDir: string): Promise<void> {
       post(`${iam}/users`, {
         apiVersion: 'iam.kubesphere.io/v1alpha2',
         kind: 'User',
-        metadata: { name, annotations: { 'iam.kubesphere.io/globalrole': 'platform-regular' } },
+        metadata: {
+          name,
+          annotations: {
+            'iam.kubesphere.io/globalrole': name === ME ? 'platform-admin' : 'platform-regular',
+          },
+        },
         spec: { email: `${name}@bench.example`, password: hash },
         status: { state: 'Active' },
       }),
     );
-    const globalRole = (name: string, rules: unknown[]) =>
+    const globalRole = (
+      name: string,
+      rules: unknown[],
+      meta: { annotations?: Record<string, string>; labels?: Record<string, string> } = {},
+    ) =>
       post(`${iam}/globalroles`, {
         apiVersion: 'iam.kubesphere.io/v1alpha2',
         kind: 'GlobalRole',
-        metadata: { name, annotations: { 'kubesphere.io/creator': 'system' } },
+        metadata: {
+          name,
+          annotations: { 'kubesphere.io/creator': 'system', ...meta.annotations },
+          labels: meta.labels ?? {},
+        },
         rules,
       });
-    await globalRole('platform-admin', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }]);
+    // As the original's installer ships them: role templates, which the platform administrator's role aggregates.
+    const templates = ['clusters', 'workspaces', 'users', 'roles', 'platform-settings'];
+    for (const module of templates)
+      await globalRole(`role-template-manage-${module}`, [], {
+        annotations: { 'iam.kubesphere.io/role-template-rules': JSON.stringify({ [module]: 'manage' }) },
+        labels: { 'iam.kubesphere.io/role-template': 'true' },
+      });
+    await globalRole('platform-admin', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }], {
+      annotations: {
+        'iam.kubesphere.io/aggregation-roles': JSON.stringify(
+          templates.map((m) => `role-template-manage-${m}`),
+        ),
+      },
+    });
     await globalRole('platform-regular', []);
     await post(`${iam}/globalrolebindings`, {
       apiVersion: 'iam.kubesphere.io/v1alpha2',
@@ -238,7 +268,8 @@ async function probe(url: string, token: string, route: Route): Promise<string> 
         })
       : await fetch(`${url}${route.path}`, { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`${route.route} at ${url}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new Error(`${route.route} at ${url}: HTTP ${res.status} ${text.slice(0, 300)}`);
   const total = /"totalItems":\s*(\d+)/.exec(text)?.[1];
   return total === undefined ? `${text.length} B` : `${total} items`;
 }
@@ -304,7 +335,8 @@ async function main(): Promise<void> {
         { name: 'ours', url: ours.url, pid: ours.pid, token: await accessToken(ours.url) },
         { name: 'original', url: original.url, pid: original.pid, token: await accessToken(original.url) },
       ];
-      const list = routes(cluster);
+      const only = args.get('route');
+      const list = routes(cluster).filter((r) => only === undefined || r.route.includes(only));
       for (const route of list) {
         const answers = await Promise.all(servers.map((s) => probe(s.url, s.token, route)));
         log(`# ${route.route.padEnd(18)} ${route.path}: ours ${answers[0]}, original ${answers[1]}`);
