@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { hashPassword } from '../../src/tokens/passwords.ts';
+import { hashPassword } from '../../src/users/passwords.ts';
 import { generateTestKeys, installIamCrds, postForm } from '../support/iam-fixtures.ts';
 import { createWorkspace } from '../support/tenant-fixtures.ts';
 import { waitFor } from '../cluster/wait-for.ts';
