@@ -109,7 +109,7 @@ function routes(cluster: LargeCluster): Route[] {
 async function seed(cluster: LargeCluster, crdDir: string): Promise<void> {
   const kc: KubeConfig = cluster.kubeConfig;
   const crds = await installOriginalCrds(kc, crdDir);
-  await installIamCrds(kc, PLATFORM, { except: ['users'] });
+  await installIamCrds(kc, PLATFORM, { except: ['users', 'groups', 'groupbindings'] });
   log(
     `# installed ${crds.installed.length} CRDs of the original (rejected by this Kubernetes: ${crds.rejected.join(', ') || 'none'}), ` +
       'and ours for sessions and login throttles',
