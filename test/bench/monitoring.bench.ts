@@ -17,7 +17,7 @@ import { adminKubeConfig, generateTestKeys, installIamCrds, passwordLogin } from
 import { clusterOpenMetrics, type ClusterData } from '../support/monitoring-data.ts';
 import { RECORDING_RULES, startTestPrometheus } from '../support/test-prometheus.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
-import { measureSequential, median } from './sequential-latency.ts';
+import { measureInterleaved, median } from './sequential-latency.ts';
 
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -175,8 +175,7 @@ try {
     console.log('| request | ours p50 | ours p99 | Prometheus direct p50 | p99 | ours / direct at p99 |');
     console.log('|---|---|---|---|---|---|');
     for (const [label, ours, straight] of rows) {
-      const a = await measureSequential(ours, { requests: REQUESTS, rounds: ROUNDS });
-      const b = await measureSequential(straight, { requests: REQUESTS, rounds: ROUNDS });
+      const [a, b] = await measureInterleaved([ours, straight], { requests: REQUESTS, rounds: ROUNDS });
       console.log(
         `| ${label} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${(a.p99 / b.p99).toFixed(2)} |`,
       );

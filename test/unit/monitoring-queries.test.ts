@@ -3,7 +3,14 @@ import { describe, test } from 'node:test';
 import { ApiError } from '../../src/kernel/api-error.ts';
 import { goDurationText } from '../../src/monitoring/go-duration.ts';
 import { expressionOf, metricNames } from '../../src/monitoring/metric-expressions.ts';
-import { rankAndPage, reshape, type MetricsAnswer } from '../../src/monitoring/metric-results.ts';
+import {
+  keptSeries,
+  rankAndPage,
+  rankAndPageSeries,
+  reshape,
+  type MetricsAnswer,
+} from '../../src/monitoring/metric-results.ts';
+import type { PromData } from '../../src/monitoring/prometheus-client.ts';
 import { confineToNamespace } from '../../src/monitoring/namespace-confinement.ts';
 import {
   goDurationSeconds,
@@ -224,5 +231,58 @@ describe('ranking and paging', () => {
       limit: 2,
     });
     assert.equal(beyond.results[0]!.data.result, undefined);
+  });
+  test('ranked from the unreshaped series: the same answer, byte for byte, on every page', () => {
+    const many = (n: number, offset: number): PromData => ({
+      resultType: 'vector',
+      result: [
+        ...Array.from({ length: n }, (_, i) => ({
+          metric: { node: `n${(i * 7 + offset) % n}` },
+          value: [1, String((i * 13) % 5)] as [number, string],
+        })),
+        { metric: {}, value: [1, '3'] as [number, string] },
+        { metric: { node: 'n1' }, value: [1, 'NaN'] as [number, string] },
+      ],
+    });
+    const raw = { usage: many(23, 0), total: many(17, 3) };
+    for (const order of ['asc', 'desc'] as const)
+      for (const page of [1, 2, 3, 9]) {
+        const options = { target: 'usage', order, identifier: 'node', page, limit: 4 };
+        const reshaped = rankAndPage(
+          {
+            results: [
+              { metric_name: 'usage', data: reshape(raw.usage, false) },
+              { metric_name: 'broken', data: {}, error: 'x' },
+              { metric_name: 'total', data: reshape(raw.total, false) },
+            ],
+          },
+          options,
+        );
+        const unreshaped = rankAndPageSeries(
+          [
+            { metric_name: 'usage', series: keptSeries(raw.usage, false) },
+            { metric_name: 'broken', error: 'x' },
+            { metric_name: 'total', series: keptSeries(raw.total, false) },
+          ],
+          options,
+        );
+        assert.equal(JSON.stringify(unreshaped), JSON.stringify(reshaped));
+      }
+  });
+  test('reshape keeps the original’s member order, labels only when there are some', () => {
+    const data: PromData = {
+      resultType: 'matrix',
+      result: [
+        { metric: {}, values: [[1, '2']] },
+        { metric: { pod: 'a' }, values: [[1, '3']] },
+      ],
+    };
+    const m =
+      ',"min_value":"","max_value":"","avg_value":"","sum_value":"","fee":"","resource_unit":"","currency_unit":""}';
+    assert.equal(
+      JSON.stringify(reshape(data, true)),
+      `{"resultType":"matrix","result":[{"values":[[1,"2"]]${m},{"metric":{"pod":"a"},"values":[[1,"3"]]${m}]}`,
+    );
+    assert.equal(JSON.stringify(reshape(data, false)), '{"resultType":"vector"}');
   });
 });
