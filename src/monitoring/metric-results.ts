@@ -1,4 +1,5 @@
 import type { PromData, PromSeries } from './prometheus-client.ts';
+import { labelOf, seriesOf, type IndexedSample } from './vector-index.ts';
 
 /**
  * One series in the original's shape: its labels (`metric`, absent when none), its sample (`value`) or
@@ -130,14 +131,8 @@ export function reshape(
   );
 }
 
-/** A series the ranking places in a row: its labels and its instant sample. */
-interface Rankable {
-  metric?: Record<string, string>;
-  value?: [number, string];
-}
-
 /** One metric to rank: its series, or undefined when it is not ranked (an error, a range). */
-interface RankInput<T extends Rankable> {
+interface RankInput<T> {
   metric_name?: string;
   rows: readonly T[] | undefined;
 }
@@ -150,30 +145,34 @@ interface RankOptions {
   limit: number;
 }
 
+/** How a ranking reads a series: the resource it is of ('' for none), its sample's value. */
+interface RankReader<T> {
+  nameOf: (row: T) => string;
+  valueOf: (row: T) => number | undefined;
+}
+
 /**
  * The original's ranking: every resource (the `identifier` label) found in any ranked metric gets a
  * row; rows follow `target`'s values (`asc` or `desc`; no value last, then NaN, ties by name), then the
  * resources `target` lacks, by name; every metric is laid out in those rows, so row i of each metric is
  * the same resource (undefined where it has no value). Only the requested page's rows are laid out.
  */
-function rankedPage<T extends Rankable>(
+function rankedPage<T>(
   inputs: readonly RankInput<T>[],
   options: RankOptions,
+  read: RankReader<T>,
 ): { pages: ((T | undefined)[] | undefined)[]; total: number } {
-  const { identifier } = options;
-  const nameOf = (v: T) => v.metric?.[identifier] ?? '';
+  const names = inputs.map(({ rows }) => rows?.map(read.nameOf));
   const ordinal = new Map<string, number>();
   const everyone = new Set<string>();
-  for (const { metric_name, rows } of inputs) {
-    if (!rows) continue;
+  inputs.forEach(({ metric_name, rows }, i) => {
+    const named = names[i];
+    if (!rows || !named) return;
     if (metric_name === options.target)
-      for (const name of byValue(rows, options.order, nameOf))
+      for (const name of byValue(rows, named, options.order, read.valueOf))
         if (name !== '' && !ordinal.has(name)) ordinal.set(name, ordinal.size);
-    for (const v of rows) {
-      const name = nameOf(v);
-      if (name !== '') everyone.add(name);
-    }
-  }
+    for (const name of named) if (name !== '') everyone.add(name);
+  });
   const rest: string[] = [];
   for (const name of everyone) if (!ordinal.has(name)) rest.push(name);
   rest.sort();
@@ -182,16 +181,17 @@ function rankedPage<T extends Rankable>(
   const total = ordinal.size;
   const start = (options.page - 1) * options.limit;
   const size = Math.max(0, Math.min(options.limit, total - start));
-  const pages = inputs.map(({ rows }) => {
-    if (!rows) return undefined;
+  const pages = inputs.map(({ rows }, i) => {
+    const named = names[i];
+    if (!rows || !named) return undefined;
     const page = new Array<T | undefined>(size).fill(undefined);
     // A later series of the same resource takes its row, as the original lays them out.
-    for (const v of rows) {
-      const name = nameOf(v);
-      if (name === '') continue;
+    rows.forEach((row, j) => {
+      const name = named[j]!;
+      if (name === '') return;
       const at = ordinal.get(name)! - start;
-      if (at >= 0 && at < size) page[at] = v;
-    }
+      if (at >= 0 && at < size) page[at] = row;
+    });
     return page;
   });
   return { pages, total };
@@ -228,6 +228,10 @@ export function rankAndPage(answer: MetricsAnswer, options: RankOptions): Metric
       rows: rankable(r) ? (r.data.result ?? []) : undefined,
     })),
     options,
+    {
+      nameOf: (v) => v.metric?.[options.identifier] ?? '',
+      valueOf: (v) => (v.value ? Number(v.value[1]) : undefined),
+    },
   );
   const results = answer.results.map((r, i) => {
     const page = pages[i];
@@ -246,13 +250,13 @@ export function rankAndPage(answer: MetricsAnswer, options: RankOptions): Metric
 /** One metric of an instant answer before reshaping: the series kept, or why there are none. */
 export interface InstantSeries {
   metric_name: string;
-  series?: PromSeries[];
+  series?: IndexedSample[];
   error?: string;
 }
 
 /**
- * rankAndPage over Prometheus' series as they came, the same answer byte for byte: only the page's
- * rows are reshaped, not every resource's series of every metric.
+ * rankAndPage over Prometheus' series as indexed in its answers, the same answer byte for byte: only
+ * the page's rows are parsed and reshaped, not every resource's series of every metric.
  */
 export function rankAndPageSeries(answers: readonly InstantSeries[], options: RankOptions): MetricsAnswer {
   if (answers.length === 0) return { results: [] };
@@ -262,6 +266,10 @@ export function rankAndPageSeries(answers: readonly InstantSeries[], options: Ra
       rows: a.error === undefined ? (a.series ?? []) : undefined,
     })),
     options,
+    {
+      nameOf: (s) => labelOf(s, options.identifier) ?? '',
+      valueOf: (s) => (s.value ? Number(s.value[1]) : undefined),
+    },
   );
   const results = answers.map((a, i): MetricResult => {
     const page = pages[i];
@@ -269,7 +277,7 @@ export function rankAndPageSeries(answers: readonly InstantSeries[], options: Ra
     return {
       metric_name: a.metric_name,
       data: dataOf(
-        page.map((s) => (s ? metricValue(s, false) : EMPTY)),
+        page.map((s) => (s ? metricValue(seriesOf(s), false) : EMPTY)),
         false,
       ),
     };
@@ -277,13 +285,14 @@ export function rankAndPageSeries(answers: readonly InstantSeries[], options: Ra
   return { results, ...paging(options.page, options.limit, total) };
 }
 
-/** The names of `rows` in ranking order; each value converted to a number once, not per comparison. */
-function byValue<T extends Rankable>(
+/** The names of `rows` in ranking order; each value read once, not per comparison. */
+function byValue<T>(
   rows: readonly T[],
+  names: readonly string[],
   order: 'asc' | 'desc',
-  nameOf: (v: T) => string,
+  valueOf: (row: T) => number | undefined,
 ): string[] {
-  const keyed = rows.map((v) => ({ name: nameOf(v), value: v.value ? Number(v.value[1]) : undefined }));
+  const keyed = rows.map((row, i) => ({ name: names[i]!, value: valueOf(row) }));
   keyed.sort((p, q) => compare(p, q, order));
   return keyed.map((k) => k.name);
 }

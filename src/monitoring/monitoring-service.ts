@@ -1,6 +1,5 @@
 import { expressionOf, metricNames, namespacedPodFilter, type Scope } from './metric-expressions.ts';
 import {
-  keptSeries,
   rankAndPageSeries,
   reshape,
   type InstantSeries,
@@ -11,6 +10,7 @@ import type { Level } from './metric-table.ts';
 import { confineToNamespace } from './namespace-confinement.ts';
 import type { PrometheusClient } from './prometheus-client.ts';
 import { parameter, queryTime, ranking, selectMetrics, type QueryTime } from './query-parameters.ts';
+import { labelsOf } from './vector-index.ts';
 import { ApiError } from '../kernel/api-error.ts';
 
 type Query = Readonly<Record<string, unknown>>;
@@ -55,7 +55,7 @@ export class MonitoringService {
     const keep = level === 'pod' ? namespacedPodFilter(scope) : undefined;
     const identifier = IDENTIFIER[level];
     if (when.kind === 'instant' && rank && identifier) {
-      // Ranked from the series as they came: only the page's rows are reshaped.
+      // Ranked from the series indexed in Prometheus' answers: only the page's rows are parsed.
       const answers = await Promise.all(
         selected.map((metric_name) =>
           this.#series(metric_name, expressionOf(level, metric_name, scope), when, keep),
@@ -142,7 +142,7 @@ export class MonitoringService {
     }
   }
 
-  /** An instant named metric's kept series, unreshaped, or its error. */
+  /** An instant named metric's kept series, indexed, not parsed; or its error. */
   async #series(
     metric_name: string,
     expr: string,
@@ -150,10 +150,8 @@ export class MonitoringService {
     keep?: (labels: Record<string, string>) => boolean,
   ): Promise<InstantSeries> {
     try {
-      return {
-        metric_name,
-        series: keptSeries(await this.#options.prometheus.query(expr, when.time), false, keep),
-      };
+      const series = await this.#options.prometheus.queryVector(expr, when.time);
+      return { metric_name, series: keep ? series.filter((s) => keep(labelsOf(s))) : series };
     } catch (err) {
       return { metric_name, error: (err as Error).message };
     }
