@@ -1,4 +1,8 @@
-import type { PromSeries } from './prometheus-client.ts';
+/** A series as Prometheus' parsed answer has it (prometheus-client.ts's ParsedSample, which reads this module). */
+interface ParsedSample {
+  metric: Record<string, string>;
+  value?: [number, string];
+}
 
 /**
  * One series of an instant vector as Prometheus wrote it: its labels still as JSON text (parsed only
@@ -61,12 +65,12 @@ export const labelsOf = (sample: IndexedSample): Record<string, string> =>
   JSON.parse(sample.labelsJson) as Record<string, string>;
 
 /** The series as a parsed answer has it. */
-export function seriesOf(sample: IndexedSample): PromSeries {
+export function seriesOf(sample: IndexedSample): ParsedSample {
   return sample.value ? { metric: labelsOf(sample), value: sample.value } : { metric: labelsOf(sample) };
 }
 
 /** Series of a parsed answer as indexed ones (the rare answers indexVector leaves to the parser). */
-export const indexedOf = (series: PromSeries): IndexedSample =>
+export const indexedOf = (series: ParsedSample): IndexedSample =>
   series.value
     ? { labelsJson: JSON.stringify(series.metric), value: series.value }
     : { labelsJson: JSON.stringify(series.metric) };
