@@ -1,7 +1,8 @@
 // The monitoring API on a real Prometheus holding a large cluster's series (backfilled, the shipped
 // recording rules backfilled over them): the nodes ranking page at N nodes and a project's pods metrics
 // at P pods, p50/p99 through the real server beside the same PromQL sent straight to Prometheus (all of
-// a request's queries at once, as the server sends them); then how many queries 20 consoles opening the
+// a request's queries at once, as the server sends them), the two measured interleaved in the same
+// rounds so that both meet the same machine load; then how many queries 20 consoles opening the
 // cluster overview at once cost Prometheus, beside one console. Prints figures; asserts nothing.
 //   source scripts/ensure-node.sh && node test/bench/monitoring.bench.ts [--nodes=5000] [--pods=500]
 //     [--requests=100] [--rounds=3] [--consoles=20]
