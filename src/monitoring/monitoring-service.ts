@@ -1,9 +1,16 @@
 import { expressionOf, metricNames, namespacedPodFilter, type Scope } from './metric-expressions.ts';
-import { rankAndPage, reshape, type MetricResult, type MetricsAnswer } from './metric-results.ts';
+import {
+  rankAndPageSeries,
+  reshape,
+  type InstantSeries,
+  type MetricResult,
+  type MetricsAnswer,
+} from './metric-results.ts';
 import type { Level } from './metric-table.ts';
 import { confineToNamespace } from './namespace-confinement.ts';
 import type { PrometheusClient } from './prometheus-client.ts';
 import { parameter, queryTime, ranking, selectMetrics, type QueryTime } from './query-parameters.ts';
+import { labelsOf } from './vector-index.ts';
 import { ApiError } from '../kernel/api-error.ts';
 
 type Query = Readonly<Record<string, unknown>>;
@@ -46,14 +53,21 @@ export class MonitoringService {
     const rank = ranking(query);
     const selected = selectMetrics(names, parameter(query, 'metrics_filter'));
     const keep = level === 'pod' ? namespacedPodFilter(scope) : undefined;
+    const identifier = IDENTIFIER[level];
+    if (when.kind === 'instant' && rank && identifier) {
+      // Ranked from the series indexed in Prometheus' answers: only the page's rows are parsed.
+      const answers = await Promise.all(
+        selected.map((metric_name) =>
+          this.#series(metric_name, expressionOf(level, metric_name, scope), when, keep),
+        ),
+      );
+      return rankAndPageSeries(answers, { ...rank, identifier });
+    }
     const results = await Promise.all(
       selected.map((metric_name) =>
         this.#ask(metric_name, expressionOf(level, metric_name, scope), when, keep),
       ),
     );
-    const identifier = IDENTIFIER[level];
-    if (when.kind === 'instant' && rank && identifier)
-      return rankAndPage({ results }, { ...rank, identifier });
     return { results };
   }
 
@@ -125,6 +139,21 @@ export class MonitoringService {
       return { ...named, data: reshape(data, when.kind === 'range', keep) };
     } catch (err) {
       return { ...named, data: {}, error: (err as Error).message };
+    }
+  }
+
+  /** An instant named metric's kept series, indexed, not parsed; or its error. */
+  async #series(
+    metric_name: string,
+    expr: string,
+    when: QueryTime & { kind: 'instant' },
+    keep?: (labels: Record<string, string>) => boolean,
+  ): Promise<InstantSeries> {
+    try {
+      const series = await this.#options.prometheus.queryVector(expr, when.time);
+      return { metric_name, series: keep ? series.filter((s) => keep(labelsOf(s))) : series };
+    } catch (err) {
+      return { metric_name, error: (err as Error).message };
     }
   }
 

@@ -1,4 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
+import { indexedOf, indexVector, type IndexedSample } from './vector-index.ts';
 
 /** One series of a Prometheus answer: an instant sample (`value`) or a range (`values`). */
 export interface PromSeries {
@@ -79,6 +80,26 @@ export class PrometheusClient {
     });
   }
 
+  /**
+   * An instant query's series, indexed rather than parsed (indexVector), for a ranking that shows a
+   * page of thousands; none when the answer is not a vector. Cached apart from query()'s parsed form.
+   */
+  queryVector(expr: string, time: number): Promise<IndexedSample[]> {
+    return this.#call(
+      '/api/v1/query',
+      { query: expr, time: String(time), timeout: this.#timeout() },
+      (text, status) => {
+        const indexed = indexVector(text);
+        if (indexed) return indexed;
+        const data = dataOf<PromData>(text, status);
+        return data.resultType === 'vector' && Array.isArray(data.result)
+          ? (data.result as PromSeries[]).map(indexedOf)
+          : [];
+      },
+      'vector',
+    );
+  }
+
   /** `GET /api/v1/query_range`. */
   queryRange(expr: string, start: number, end: number, stepSeconds: number): Promise<PromData> {
     return this.#call<PromData>('/api/v1/query_range', {
@@ -111,13 +132,18 @@ export class PrometheusClient {
     await this.#dispatcher.close();
   }
 
-  #call<T>(path: string, params: Record<string, string>): Promise<T> {
+  #call<T>(
+    path: string,
+    params: Record<string, string>,
+    decode: (text: string, status: number) => T = dataOf<T>,
+    form = 'parsed',
+  ): Promise<T> {
     const body = new URLSearchParams(params).toString();
-    const key = `${path}?${body}`;
+    const key = `${form} ${path}?${body}`;
     const now = this.#now();
     const held = this.#cache.get(key);
     if (held && (held.expiresAt === undefined || held.expiresAt > now)) return held.answer as Promise<T>;
-    const answer = this.#bounded((signal) => this.#post<T>(path, body, signal));
+    const answer = this.#bounded((signal) => this.#post(path, body, decode, signal));
     const entry: CacheEntry = { answer };
     this.#cache.set(key, entry);
     this.#evictOverflow();
@@ -188,7 +214,12 @@ export class PrometheusClient {
     this.#waiting.shift()?.();
   }
 
-  async #post<T>(path: string, body: string, signal?: AbortSignal): Promise<T> {
+  async #post<T>(
+    path: string,
+    body: string,
+    decode: (text: string, status: number) => T,
+    signal?: AbortSignal,
+  ): Promise<T> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(`${this.#base}${path}`, {
@@ -203,19 +234,13 @@ export class PrometheusClient {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
       throw new PrometheusError(`cannot reach Prometheus: ${code}`);
     }
-    let parsed: { status?: string; data?: T; errorType?: string; error?: string };
+    let text: string;
     try {
-      parsed = (await res.body.json()) as typeof parsed;
+      text = await res.body.text();
     } catch {
       throw new PrometheusError(`Prometheus answered ${res.statusCode} without a JSON body`);
     }
-    if (parsed.status !== 'success') {
-      // As Prometheus' Go client words it: `<errorType>: <error>`.
-      throw new PrometheusError(
-        `${parsed.errorType ?? 'error'}: ${parsed.error ?? `status ${res.statusCode}`}`,
-      );
-    }
-    return parsed.data as T;
+    return decode(text, res.statusCode);
   }
 
   /** Prometheus stops evaluating when this server stops waiting. */
@@ -226,4 +251,19 @@ export class PrometheusClient {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
+}
+
+/** The `data` of a Prometheus answer, or the PrometheusError its failure means. */
+function dataOf<T>(text: string, status: number): T {
+  let parsed: { status?: string; data?: T; errorType?: string; error?: string };
+  try {
+    parsed = JSON.parse(text) as typeof parsed;
+  } catch {
+    throw new PrometheusError(`Prometheus answered ${status} without a JSON body`);
+  }
+  if (parsed.status !== 'success') {
+    // As Prometheus' Go client words it: `<errorType>: <error>`.
+    throw new PrometheusError(`${parsed.errorType ?? 'error'}: ${parsed.error ?? `status ${status}`}`);
+  }
+  return parsed.data as T;
 }

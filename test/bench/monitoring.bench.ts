@@ -1,7 +1,8 @@
 // The monitoring API on a real Prometheus holding a large cluster's series (backfilled, the shipped
 // recording rules backfilled over them): the nodes ranking page at N nodes and a project's pods metrics
 // at P pods, p50/p99 through the real server beside the same PromQL sent straight to Prometheus (all of
-// a request's queries at once, as the server sends them); then how many queries 20 consoles opening the
+// a request's queries at once, as the server sends them), the two measured interleaved in the same
+// rounds so that both meet the same machine load; then how many queries 20 consoles opening the
 // cluster overview at once cost Prometheus, beside one console. Prints figures; asserts nothing.
 //   source scripts/ensure-node.sh && node test/bench/monitoring.bench.ts [--nodes=5000] [--pods=500]
 //     [--requests=100] [--rounds=3] [--consoles=20]
@@ -17,7 +18,7 @@ import { adminKubeConfig, generateTestKeys, installIamCrds, passwordLogin } from
 import { clusterOpenMetrics, type ClusterData } from '../support/monitoring-data.ts';
 import { RECORDING_RULES, startTestPrometheus } from '../support/test-prometheus.ts';
 import { startRealServer, type RealServer } from './real-server.ts';
-import { measureSequential, median } from './sequential-latency.ts';
+import { measureInterleaved, median } from './sequential-latency.ts';
 
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -175,8 +176,7 @@ try {
     console.log('| request | ours p50 | ours p99 | Prometheus direct p50 | p99 | ours / direct at p99 |');
     console.log('|---|---|---|---|---|---|');
     for (const [label, ours, straight] of rows) {
-      const a = await measureSequential(ours, { requests: REQUESTS, rounds: ROUNDS });
-      const b = await measureSequential(straight, { requests: REQUESTS, rounds: ROUNDS });
+      const [a, b] = await measureInterleaved([ours, straight], { requests: REQUESTS, rounds: ROUNDS });
       console.log(
         `| ${label} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${(a.p99 / b.p99).toFixed(2)} |`,
       );

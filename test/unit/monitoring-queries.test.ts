@@ -3,7 +3,14 @@ import { describe, test } from 'node:test';
 import { ApiError } from '../../src/kernel/api-error.ts';
 import { goDurationText } from '../../src/monitoring/go-duration.ts';
 import { expressionOf, metricNames } from '../../src/monitoring/metric-expressions.ts';
-import { rankAndPage, reshape, type MetricsAnswer } from '../../src/monitoring/metric-results.ts';
+import {
+  rankAndPage,
+  rankAndPageSeries,
+  reshape,
+  type MetricsAnswer,
+} from '../../src/monitoring/metric-results.ts';
+import type { PromData } from '../../src/monitoring/prometheus-client.ts';
+import { indexVector, labelOf } from '../../src/monitoring/vector-index.ts';
 import { confineToNamespace } from '../../src/monitoring/namespace-confinement.ts';
 import {
   goDurationSeconds,
@@ -224,5 +231,90 @@ describe('ranking and paging', () => {
       limit: 2,
     });
     assert.equal(beyond.results[0]!.data.result, undefined);
+  });
+  test('ranked from the unreshaped series: the same answer, byte for byte, on every page', () => {
+    const many = (n: number, offset: number): PromData => ({
+      resultType: 'vector',
+      result: [
+        ...Array.from({ length: n }, (_, i) => ({
+          // A label whose value looks like the identifier's, and escapes in names.
+          metric: {
+            note: i % 5 === 0 ? '},"node":"fake\\' : 'x',
+            node: `n${(i * 7 + offset) % n}${i % 4 === 0 ? '"\\' : ''}`,
+          },
+          value: [1, String((i * 13) % 5)] as [number, string],
+        })),
+        { metric: {}, value: [1, '3'] as [number, string] },
+        { metric: { node: 'n1' }, value: [1, 'NaN'] as [number, string] },
+      ],
+    });
+    const raw = { usage: many(23, 0), total: many(17, 3) };
+    // As Prometheus writes its answer, and as the server indexes it without parsing it.
+    const indexed = (data: PromData) => indexVector(JSON.stringify({ status: 'success', data }))!;
+    for (const order of ['asc', 'desc'] as const)
+      for (const page of [1, 2, 3, 9]) {
+        const options = { target: 'usage', order, identifier: 'node', page, limit: 4 };
+        const reshaped = rankAndPage(
+          {
+            results: [
+              { metric_name: 'usage', data: reshape(raw.usage, false) },
+              { metric_name: 'broken', data: {}, error: 'x' },
+              { metric_name: 'total', data: reshape(raw.total, false) },
+            ],
+          },
+          options,
+        );
+        const unreshaped = rankAndPageSeries(
+          [
+            { metric_name: 'usage', series: indexed(raw.usage) },
+            { metric_name: 'broken', error: 'x' },
+            { metric_name: 'total', series: indexed(raw.total) },
+          ],
+          options,
+        );
+        assert.equal(JSON.stringify(unreshaped), JSON.stringify(reshaped));
+      }
+  });
+  test('reshape keeps the original’s member order, labels only when there are some', () => {
+    const data: PromData = {
+      resultType: 'matrix',
+      result: [
+        { metric: {}, values: [[1, '2']] },
+        { metric: { pod: 'a' }, values: [[1, '3']] },
+      ],
+    };
+    const m =
+      ',"min_value":"","max_value":"","avg_value":"","sum_value":"","fee":"","resource_unit":"","currency_unit":""}';
+    assert.equal(
+      JSON.stringify(reshape(data, true)),
+      `{"resultType":"matrix","result":[{"values":[[1,"2"]]${m},{"metric":{"pod":"a"},"values":[[1,"3"]]${m}]}`,
+    );
+    assert.equal(JSON.stringify(reshape(data, false)), '{"resultType":"vector"}');
+  });
+  test('the indexed series are the parsed ones; answers not laid out as a vector are left to the parser', () => {
+    const data: PromData = {
+      resultType: 'vector',
+      result: [
+        { metric: { __name__: 'up', node: 'a\\"b', x: '"node":"c"' }, value: [1764220800.5, '+Inf'] },
+        { metric: {}, value: [1, 'NaN'] },
+      ],
+    };
+    const samples = indexVector(JSON.stringify({ status: 'success', data }))!;
+    assert.deepEqual(
+      samples.map((s) => [JSON.parse(s.labelsJson), s.value]),
+      (data.result as { metric: unknown; value: unknown }[]).map((s) => [s.metric, s.value]),
+    );
+    assert.deepEqual(
+      samples.map((s) => labelOf(s, 'node')),
+      ['a\\"b', undefined],
+    );
+    const text = (d: unknown) => JSON.stringify({ status: 'success', data: d });
+    assert.deepEqual(indexVector(text({ resultType: 'vector', result: [] })), []);
+    assert.equal(indexVector(text({ resultType: 'matrix', result: [] })), undefined);
+    assert.equal(
+      indexVector(text({ resultType: 'vector', result: [{ metric: {}, histogram: [1, { count: '1' }] }] })),
+      undefined,
+    );
+    assert.equal(indexVector('{"status":"error","errorType":"bad_data","error":"x"}'), undefined);
   });
 });
