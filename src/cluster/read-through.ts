@@ -21,6 +21,11 @@ export interface ReadThroughOptions<T> {
 interface Entry<T> {
   object: T | undefined;
   atMs: number;
+  /**
+   * Set when the entry records a deletion (seen by the watch, or made by this replica), not a read that
+   * found nothing: the uid deleted, or '' when not known. Only a deletion outranks a write's answer.
+   */
+  deletedUid?: string;
 }
 
 /**
@@ -44,7 +49,7 @@ export class ReadThroughCache<T extends KubernetesObject> {
       if (!name) return;
       if (type === 'DELETED') {
         // Remembered as gone, so a write of ours whose answer arrives after the deletion cannot resurrect it.
-        this.#store(name, undefined);
+        this.#store(name, undefined, object.metadata?.uid ?? '');
       } else if (this.#side.get(name)?.object) {
         // The informer has caught up. A "gone" entry stays: an older event still in flight must not
         // resurrect what we know was deleted; it ages out by its TTL.
@@ -94,19 +99,21 @@ export class ReadThroughCache<T extends KubernetesObject> {
   }
 
   /**
-   * Records an object this replica just wrote, so its next read does not wait for the watch — unless it is
-   * known to be gone meanwhile (the write's answer can arrive after the watch reported the deletion).
+   * Records an object this replica just wrote, so its next read does not wait for the watch — unless that
+   * object is known to be deleted meanwhile (the write's answer can arrive after the watch reported the
+   * deletion). A read that found nothing does not count: an object created after it exists.
    */
   remember(object: T): void {
     const name = object.metadata!.name!;
     const known = this.#fresh(name);
-    if (known && !known.object) return;
+    const deleted = known?.deletedUid;
+    if (deleted !== undefined && (deleted === '' || deleted === object.metadata?.uid)) return;
     this.#store(name, object);
   }
 
-  /** Records that the object is gone (this replica deleted it). */
-  forget(name: string): void {
-    this.#store(name, undefined);
+  /** Records that the object is gone (this replica deleted it; `uid`: the object deleted, when known). */
+  forget(name: string, uid = ''): void {
+    this.#store(name, undefined, uid);
   }
 
   #fresh(name: string): Entry<T> | undefined {
@@ -118,9 +125,13 @@ export class ReadThroughCache<T extends KubernetesObject> {
     return undefined;
   }
 
-  #store(name: string, object: T | undefined): void {
+  #store(name: string, object: T | undefined, deletedUid?: string): void {
     this.#side.delete(name);
-    this.#side.set(name, { object, atMs: this.#nowMs() });
+    this.#side.set(name, {
+      object,
+      atMs: this.#nowMs(),
+      ...(deletedUid === undefined ? {} : { deletedUid }),
+    });
     // Map iteration is insertion order: the first key is the oldest entry.
     while (this.#side.size > this.#options.maxEntries) this.#side.delete(this.#side.keys().next().value!);
   }

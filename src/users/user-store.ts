@@ -138,8 +138,10 @@ export class UserStore {
 
   /** Deletes a user; its bearer tokens stop working on this replica at once (the cache forgets it). */
   async remove(name: string): Promise<boolean> {
+    // The uid lets a user created again under the name be remembered, while the old one's late answers are not.
+    const uid = this.#cache.peek(name)?.metadata?.uid;
     const existed = await this.#api.delete('users', name);
-    this.#cache.forget(name);
+    this.#cache.forget(name, uid);
     return existed;
   }
 

@@ -110,4 +110,28 @@ describe('ReadThroughCache', () => {
     assert.equal(rt.peek('a'), undefined, 'oldest evicted');
     assert.equal(rt.peek('c')?.metadata.name, 'c');
   });
+
+  test('a read that found nothing does not hide an object this replica created after it', async () => {
+    const server = new Map<string, Obj>();
+    const { rt, advance } = setup(server);
+    // The console asks whether a name is free, then creates it: the "missing" answer is older than the create.
+    assert.equal(await rt.get('u2'), undefined);
+    const created: Obj = { metadata: { name: 'u2', resourceVersion: '3', uid: 'uid-new' } } as Obj;
+    rt.remember(created);
+    advance(10);
+    assert.equal(rt.peek('u2'), created);
+    assert.equal(await rt.get('u2'), created);
+  });
+
+  test('after this replica deleted an object, only a new object of the name (another uid) is remembered', () => {
+    const { rt } = setup(new Map());
+    const old = { metadata: { name: 'u3', resourceVersion: '4', uid: 'uid-old' } } as Obj;
+    rt.remember(old);
+    rt.forget('u3', 'uid-old');
+    rt.remember({ ...old, metadata: { ...old.metadata, resourceVersion: '5' } });
+    assert.equal(rt.peek('u3'), undefined, "the deleted object's late answer stays gone");
+    const again = { metadata: { name: 'u3', resourceVersion: '6', uid: 'uid-again' } } as Obj;
+    rt.remember(again);
+    assert.equal(rt.peek('u3'), again);
+  });
 });
