@@ -3,6 +3,7 @@ import type { RecordedCall } from './recording-proxy.ts';
 import { SEED } from './console-cluster.ts';
 import { goto, rowOnScreen, type Step } from './step-kit.ts';
 import { MEMBERS_ROLES_STEPS } from './steps-members-roles.ts';
+import { MONITORING_STEPS } from './steps-monitoring.ts';
 import { RELEASE_STEPS } from './steps-release.ts';
 import { TENANT_WRITE_STEPS } from './steps-tenant-writes.ts';
 
@@ -132,6 +133,7 @@ export const STEPS: Step[] = [
   ...RELEASE_STEPS,
   ...MEMBERS_ROLES_STEPS,
   ...TENANT_WRITE_STEPS,
+  ...MONITORING_STEPS,
   LOGOUT,
 ];
 

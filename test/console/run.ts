@@ -15,6 +15,7 @@ import { adminKubeConfig } from '../support/iam-fixtures.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { cacheRoot, consoleSource, ensureConsoleBuild, UsageError } from './console-build.ts';
 import { PLATFORM, seedConsoleCluster } from './console-cluster.ts';
+import { startConsolePrometheus } from './console-prometheus.ts';
 import { startConsole } from './console-process.ts';
 import { runStep, STEPS, TOAST_RECORDER, type StepResult } from './console-steps.ts';
 import { startRecordingProxy } from './recording-proxy.ts';
@@ -64,12 +65,16 @@ async function main(): Promise<number> {
     cleanups.push(() => cp.stop());
     const kc = adminKubeConfig(cp.kubeconfigPath);
     await seedConsoleCluster(kc);
+    log("starting Prometheus on the console cluster's series (backfilled, with the recording rules)");
+    const prometheus = await startConsolePrometheus();
+    cleanups.push(() => prometheus.stop());
 
     const server = await startServerProcess(
       [
         `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
         `--platformName=${PLATFORM}`,
         '--auth.addressRequestsPerMinute=0',
+        `--monitoring.endpoint=${prometheus.url}`,
       ],
       { startTimeoutMs: 120_000 },
     );

@@ -56,10 +56,21 @@ export interface ClusterData {
   nodes: NodeSpec[];
   pods: PodSpec[];
   namespaces: NamespaceSpec[];
+  /** The kube-apiserver's and kube-scheduler's own series (the cluster overview's Kubernetes status); absent: none. */
+  controlPlane?: ControlPlaneSpec;
   /** First and last sample (Unix seconds) and the spacing. */
   start: number;
   end: number;
   intervalSeconds: number;
+}
+
+export interface ControlPlaneSpec {
+  /** Requests per second the kube-apiserver serves (all `GET`), and the seconds each takes. */
+  apiserverRequestsPerSecond: number;
+  apiserverLatencySeconds: number;
+  /** The kube-scheduler's attempts so far, by result (constant over the range). */
+  scheduled: number;
+  scheduleErrors: number;
 }
 
 /** The namespace of the node_exporter pods (one per node). */
@@ -162,6 +173,8 @@ export function clusterOpenMetrics(cluster: ClusterData): string {
         );
   }
 
+  if (cluster.controlPlane) addControlPlane(add, step, cluster.controlPlane);
+
   const out: string[] = [];
   for (const [name, family] of families) {
     out.push(`# TYPE ${name} ${family.type}`);
@@ -205,4 +218,23 @@ function addNodeIo(
       { ...exporter, device: 'eth0' },
       (_, i) => i * step * io.networkBytes,
     );
+}
+
+/** The kube-apiserver's request counter and duration (its histogram's sum and count) and the scheduler's attempts. */
+function addControlPlane(add: AddSeries, step: number, spec: ControlPlaneSpec): void {
+  const apiserver = { job: 'apiserver', verb: 'GET', resource: 'pods' };
+  const rps = spec.apiserverRequestsPerSecond;
+  add('apiserver_request', 'counter', { ...apiserver, code: '200' }, (_, i) => i * step * rps);
+  // A histogram's _sum and _count, written as plain series (the rules read only these two).
+  add(
+    'apiserver_request_duration_seconds_sum',
+    'gauge',
+    apiserver,
+    (_, i) => i * step * rps * spec.apiserverLatencySeconds,
+  );
+  add('apiserver_request_duration_seconds_count', 'gauge', apiserver, (_, i) => i * step * rps);
+  for (const job of ['apiserver', 'kube-scheduler']) add('up', 'gauge', { job }, () => 1);
+  const scheduler = { job: 'kube-scheduler', profile: 'default-scheduler' };
+  add('scheduler_schedule_attempts', 'counter', { ...scheduler, result: 'scheduled' }, () => spec.scheduled);
+  add('scheduler_schedule_attempts', 'counter', { ...scheduler, result: 'error' }, () => spec.scheduleErrors);
 }
