@@ -61,7 +61,7 @@ interface MetricAnswer {
   results?: {
     metric_name?: string;
     error?: string;
-    data?: { result?: { value?: unknown; values?: unknown[] }[] };
+    data?: { result?: { value?: [number, string]; values?: [number, string][] }[] };
   }[];
 }
 
@@ -103,8 +103,14 @@ function monitoringStep(spec: {
       for (const answer of await Promise.all(answers))
         for (const r of answer?.results ?? []) {
           if (r.error) reasons.push(`${r.metric_name}: error "${r.error}"`);
-          const points = (r.data?.result ?? []).filter((s) => s.value || (s.values?.length ?? 0) > 0);
-          if (points.length > 0 && r.metric_name) withData.add(r.metric_name);
+          // Data: a number other than 0 among its points (every metric asked for here has one in the seeded series).
+          const numbers = (r.data?.result ?? []).flatMap((series) =>
+            [...(series.value ? [series.value] : []), ...(series.values ?? [])].map((point) =>
+              Number(point[1]),
+            ),
+          );
+          if (numbers.some((n) => Number.isFinite(n) && n !== 0) && r.metric_name)
+            withData.add(r.metric_name);
         }
       const empty = spec.metrics.filter((m) => !withData.has(m));
       if (empty.length > 0) reasons.push(`no data for ${empty.join(', ')}`);
