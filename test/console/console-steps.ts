@@ -125,8 +125,9 @@ const LOGOUT: Step = {
 };
 
 /**
- * Every step, in order: issue 18's, then what issues 33 and 34 added (the release the console sees, the
- * members and roles of every scope, a workspace and a project created and deleted), and logout last.
+ * Every step, in order: issue 18's, then what issues 33, 34 and 35 added (the release the console sees, the
+ * members and roles of every scope, a workspace and a project created and deleted, the monitoring pages'
+ * numbers and charts), and logout last.
  */
 export const STEPS: Step[] = [
   ...BROWSE_STEPS,

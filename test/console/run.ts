@@ -1,9 +1,9 @@
 /**
  * `npm run test:console`: the original's web console (KubeSphere console v3.4.1, built from the source tree
  * named by CONSOLE_SRC) against our server on a real kube-apiserver + etcd, driven in Debian's Chromium
- * through the steps of issues 18, 33 and 34. Opt-in (never part of `npm test`). Prints one row per step and
- * exits non-zero when any step fails. CONSOLE_ONLY=<regex> runs only the steps whose name it matches (and
- * login). See docs/console-e2e.md.
+ * through the steps of issues 18, 33, 34 and 35, with a real Prometheus behind the monitoring API. Opt-in
+ * (never part of `npm test`). Prints one row per step and exits non-zero when any step fails.
+ * CONSOLE_ONLY=<regex> runs only the steps whose name it matches (and login). See docs/console-e2e.md.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
