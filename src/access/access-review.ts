@@ -96,6 +96,8 @@ export class AccessReviewer {
   readonly #questionKeys = new WeakMap<ResourceAttributes, string>();
   readonly #inFlight = new Map<string, { promise: Promise<Pending>; startedAtMs: number }>();
   readonly #nowMs: () => number;
+  /** Counts `rbacChanged` calls: a review started before the latest one does not store its answer. */
+  #generation = 0;
   readonly #checks: SeriesCounter<'verb' | 'resource' | 'decision' | 'source'>;
   readonly #reviewSeconds: Histogram<'outcome'>;
 
@@ -184,6 +186,17 @@ export class AccessReviewer {
     });
   }
 
+  /**
+   * Kubernetes RBAC changed (a role or binding was added, changed or removed): every cached answer is
+   * forgotten and reviews already under way keep theirs to themselves, so a member just removed is not
+   * allowed on for an answer's TTL, nor one just invited refused. Their requests ask again.
+   */
+  rbacChanged(): void {
+    this.#generation++;
+    this.#cache.clear();
+    this.#inFlight.clear();
+  }
+
   /** The readiness line for `/readyz?verbose`: passing, with the outage described while reviews fail. */
   readiness(): ReviewHealthReport {
     return this.#health.report();
@@ -240,6 +253,7 @@ export class AccessReviewer {
   #askOnce(key: string, identity: Identity, attributes: ResourceAttributes): Promise<Pending> {
     const pending = this.#inFlight.get(key);
     if (pending) return pending.promise;
+    const generation = this.#generation;
     const startedAtMs = this.#nowMs();
     const startedAt = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
@@ -247,7 +261,7 @@ export class AccessReviewer {
       .review(identity, attributes)
       .then((answer): Pending => {
         this.#reviewSeconds.observe({ outcome: 'answered' }, seconds());
-        this.#cache.set(key, { answer }, this.#ttlMs(answer));
+        if (generation === this.#generation) this.#cache.set(key, { answer }, this.#ttlMs(answer));
         this.#health.answered();
         return { answer };
       })
@@ -263,10 +277,13 @@ export class AccessReviewer {
         });
         throw error;
       })
-      .finally(() => this.#inFlight.delete(key));
+      .finally(() => {
+        if (this.#inFlight.get(key) === flight) this.#inFlight.delete(key);
+      });
     // A background refresh nobody waits for must not become an unhandled rejection.
     asking.catch(() => undefined);
-    this.#inFlight.set(key, { promise: asking, startedAtMs });
+    const flight = { promise: asking, startedAtMs };
+    this.#inFlight.set(key, flight);
     return asking;
   }
 

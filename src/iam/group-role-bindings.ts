@@ -4,6 +4,7 @@ import type { Identity } from '../kernel/identity.ts';
 import { parseListQuery, type RawQuery } from '../list-query/list-query.ts';
 import { matchesMetadata, sortAndPage, type Page } from '../list-query/metadata-page.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
+import type { EscalationCheck } from './escalation-check.ts';
 import type { GroupAccess } from './group-access.ts';
 import type { GroupObject } from './group-cache.ts';
 import { alreadyExists, checkName, checkType, isRecord, listOf, stringMap, text } from './group-input.ts';
@@ -44,6 +45,7 @@ export class GroupRoleBindings {
   readonly #groupRef: string;
   readonly #workspaceLabel: string;
   readonly #alias: string;
+  readonly #escalation: EscalationCheck | undefined;
 
   constructor(deps: {
     kube: IamKube;
@@ -53,7 +55,10 @@ export class GroupRoleBindings {
     reviewer: AccessReviewer;
     users: UserDirectory;
     platformName: string;
+    /** Refuses binding a workspace role whose rules the caller does not hold in its projects (403). */
+    escalation?: EscalationCheck;
   }) {
+    this.#escalation = deps.escalation;
     this.#kube = deps.kube;
     this.#access = deps.access;
     this.#scopes = deps.scopes;
@@ -107,16 +112,42 @@ export class GroupRoleBindings {
     const bindings = this.#parse(body, { scope: 'workspace', workspace });
     await this.#access.write(caller, workspace, 'create', 'workspacerolebindings');
     const existing = this.#roles.bindings('workspace', workspace);
+    const roles: RoleObject[] = [];
     for (const [i, b] of bindings.entries()) {
       const role = await this.#kube.get<RoleObject>(
         `/apis/${this.#iamGroup}/v1alpha2/workspaceroles/${encodeURIComponent(b.roleRef.name)}`,
       );
-      if (role?.metadata.labels?.[this.#workspaceLabel] !== workspace)
+      if (!role || role.metadata.labels?.[this.#workspaceLabel] !== workspace)
         throw notFound(this.#iamGroup, 'workspaceroles', b.roleRef.name);
       await this.#checkSubjects(b, i, workspace);
       this.#refuseDuplicate(b, existing, 'workspacerolebindings');
+      roles.push(role);
     }
+    await this.#noEscalation(caller, workspace, roles);
     return this.#createAll(bindings, `/apis/${this.#iamGroup}/v1alpha2/workspacerolebindings`);
+  }
+
+  /**
+   * A WorkspaceRoleBinding is in force in the workspace's projects (the RBAC reconciler): the caller must
+   * hold each role's rules in every project it has now (docs/iam-api.md#what-is-in-force).
+   */
+  async #noEscalation(caller: Identity, workspace: string, roles: readonly RoleObject[]): Promise<void> {
+    if (!this.#escalation) return;
+    const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);
+    const projects = (
+      (
+        await this.#kube.get<{ items: { metadata: { name: string } }[] }>(
+          `/api/v1/namespaces?labelSelector=${selector}`,
+        )
+      )?.items ?? []
+    ).map((ns) => ns.metadata.name);
+    if (projects.length === 0) return;
+    for (const role of roles)
+      await this.#escalation.workspaceRoleBinding(
+        caller,
+        { name: role.metadata.name, rules: role.rules ?? [] },
+        projects,
+      );
   }
 
   async removeWorkspace(caller: Identity, workspace: string, name: string): Promise<void> {

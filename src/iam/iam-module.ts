@@ -1,6 +1,7 @@
 import { accessReviewerRef } from '../access/access-module.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef } from '../host-services.ts';
+import { oneReplicaRef, reconcileMetricsRef } from '../reconcile/reconcile-module.ts';
 import { workspaceAccessRef } from '../tenant/tenant-module.ts';
 import { userAccounts, userSessionsRef } from '../users/user-accounts.ts';
 import { userDirectoryRef } from '../users/user-directory.ts';
@@ -26,6 +27,8 @@ import { memberRolesRoutes } from './member-roles-routes.ts';
 import { MemberRoles } from './member-roles.ts';
 import { membersApi } from './members-api.ts';
 import { membersRoutes } from './members-routes.ts';
+import { EscalationCheck } from './escalation-check.ts';
+import { RbacSync } from './rbac-sync.ts';
 import { RoleCache } from './role-cache.ts';
 import { RoleLists } from './role-lists.ts';
 import { roleWritesRoutes } from './role-writes-routes.ts';
@@ -57,6 +60,8 @@ export const iamModule: FeatureModule = {
     userAccountStoreRef,
     userSessionsRef,
     workspaceAccessRef,
+    oneReplicaRef,
+    reconcileMetricsRef,
   ],
   register(ctx) {
     const { platformName } = ctx.get(configRef);
@@ -73,6 +78,12 @@ export const iamModule: FeatureModule = {
       logger: ctx.get(loggerRef),
       metrics: ctx.get(cacheMetricsRef),
     });
+    // No escalation through the role kinds the server writes for the caller (docs/iam-api.md).
+    const escalation = new EscalationCheck({
+      kubeConfig: ctx.get(kubeConfigRef),
+      platformName,
+      timeoutMs: 10_000,
+    });
     const roles = new MemberRoles({ roles: cache, users: directory, reviewer, vocabulary, platformName });
     const users = new UsersService({ users: directory, roles, reviewer, vocabulary, platformName });
     const accounts = userAccounts({
@@ -88,6 +99,7 @@ export const iamModule: FeatureModule = {
       bindings: new UserBindings({ kubeConfig: ctx.get(kubeConfigRef), iamGroup: directory.iam.group }),
       reviewer,
       vocabulary,
+      escalation,
     });
     const access = new ScopeAccess({
       reviewer,
@@ -104,9 +116,10 @@ export const iamModule: FeatureModule = {
       users: directory,
       platformName,
       timeoutMs: 10_000,
+      escalation,
     };
-    const memberWrites = new RbacMemberWrites(writeDeps);
-    const workspaceMemberWrites = new WorkspaceMemberWrites(writeDeps);
+    const memberWrites = new RbacMemberWrites({ ...writeDeps, cache });
+    const workspaceMemberWrites = new WorkspaceMemberWrites({ ...writeDeps, cache });
     const roleWrites = new RoleWrites({ ...writeDeps, vocabulary });
     const groupCache = new GroupCache({
       kubeConfig: ctx.get(kubeConfigRef),
@@ -137,6 +150,7 @@ export const iamModule: FeatureModule = {
       reviewer,
       users: directory,
       platformName,
+      escalation,
     });
     const groups = new Groups({
       cache: groupCache,
@@ -146,6 +160,17 @@ export const iamModule: FeatureModule = {
       roleBindings: groupRoleBindings,
       platformName,
     });
+    // The platform's roles and bindings in force as Kubernetes RBAC, by whichever replica leads
+    // (docs/reconcilers.md#the-rbac-reconciler).
+    const rbacSync = new RbacSync({
+      kubeConfig: ctx.get(kubeConfigRef),
+      platformName,
+      logger: ctx.get(loggerRef),
+      metrics: ctx.get(reconcileMetricsRef),
+      timeoutMs: 10_000,
+    });
+    const runner = ctx.get(oneReplicaRef);
+    let removeRbacSync: (() => Promise<void>) | undefined;
     return {
       edge: {
         protectedRoutes: [
@@ -175,10 +200,14 @@ export const iamModule: FeatureModule = {
       },
       readiness: { 'iam-roles': () => cache.ready, 'iam-groups': () => groupCache.ready },
       start: () => {
+        // A cached "allowed" must not outlive the binding that granted it (nor a "denied" a new grant).
+        cache.onRbacChange(() => reviewer.rbacChanged());
         cache.start();
         groupCache.start();
+        removeRbacSync = runner.add(rbacSync);
       },
       stop: async () => {
+        await removeRbacSync?.();
         await Promise.all([cache.stop(), groupCache.stop()]);
       },
     };

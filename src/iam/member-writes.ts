@@ -6,8 +6,10 @@ import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
+import type { RoleCache } from './role-cache.ts';
 import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';
+import { memberShown } from './written-visible.ts';
 
 /** One member of an invite or a role change, as the original's console sends it. */
 export interface Member {
@@ -48,6 +50,7 @@ export class RbacMemberWrites {
   readonly #workspaceLabel: string;
   readonly #workspaceBindings: string;
   readonly #timeoutMs: number;
+  readonly #cache: RoleCache;
   #dispatcher: Promise<Dispatcher> | undefined;
 
   constructor(deps: {
@@ -56,7 +59,10 @@ export class RbacMemberWrites {
     users: UserDirectory;
     platformName: string;
     timeoutMs: number;
+    /** The role cache the member lists read: a write answers once it shows the write. */
+    cache: RoleCache;
   }) {
+    this.#cache = deps.cache;
     this.#kc = deps.kubeConfig;
     this.#reviewer = deps.reviewer;
     this.#users = deps.users;
@@ -105,6 +111,7 @@ export class RbacMemberWrites {
       }
       done.push(member.username);
     }
+    for (const m of members) await this.#shown(place, m.username, m.roleRef);
     return members.map((m) => ({ username: m.username, roleRef: m.roleRef }));
   }
 
@@ -135,6 +142,13 @@ export class RbacMemberWrites {
     } catch (err) {
       throw asApiError(err, `removing ${username} from ${describe(place)}`);
     }
+    await this.#shown(place, username, undefined);
+  }
+
+  /** Waits (bounded) until the member lists, read from the role cache, show this write. */
+  async #shown(place: RbacPlace, username: string, role: string | undefined): Promise<void> {
+    const at = place.scope === 'namespace' ? place.namespace : '';
+    await memberShown(this.#cache, place.scope, at, username, role);
   }
 
   async #authorize(caller: Identity, place: RbacPlace, verb: 'create' | 'delete'): Promise<void> {

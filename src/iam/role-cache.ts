@@ -8,6 +8,8 @@ import type { IamGroup } from '../users/iam-resources.ts';
 import type { Scope } from './derived-rules.ts';
 import type { BindingObject, RoleObject, RoleVocabulary } from './role-objects.ts';
 import { bindingsOf, templatesOf } from './role-templates.ts';
+import { NamespaceIndex } from './namespace-index.ts';
+import { SharedValues } from './shared-values.ts';
 
 /**
  * Where a member's role templates come from: `original` when the original's GlobalRole resources are
@@ -21,6 +23,8 @@ const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const RBAC = `/apis/${RBAC_GROUP}/v1`;
 const LIST_TIMEOUT_MS = 60_000;
 const DISCOVERY_RETRY_MS = 2000;
+/** The fields of roles and bindings that many objects hold equal (the default roles of every project). */
+const SHARED_FIELDS = ['rules', 'aggregationRule', 'roleRef', 'subjects'] as const;
 
 /** The kind and apiVersion each cached role or binding is served with, whatever the list or watch gave. */
 interface TypeOf {
@@ -29,7 +33,7 @@ interface TypeOf {
 }
 
 /** What the cache does with each of its informers, whatever it holds. */
-type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop'>;
+type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop' | 'onEvent'>;
 
 interface Named {
   metadata: { name: string; resourceVersion?: string };
@@ -52,6 +56,7 @@ export class RoleCache {
   readonly #metrics: CacheMetrics | undefined;
   #model: RoleModel | undefined;
   #informers: Running[] = [];
+  readonly #rbacListeners = new Set<() => void>();
   #globalRoles: Informer<RoleObject> | undefined;
   #globalBindings: Informer<BindingObject> | undefined;
   #workspaceRoles: Informer<RoleObject> | undefined;
@@ -60,10 +65,13 @@ export class RoleCache {
   #clusterBindings: Informer<BindingObject> | undefined;
   #roles: Informer<RoleObject> | undefined;
   #roleBindings: Informer<BindingObject> | undefined;
+  #rolesByNamespace: NamespaceIndex<RoleObject> | undefined;
+  #bindingsByNamespace: NamespaceIndex<BindingObject> | undefined;
   #namespaces: Informer<Named> | undefined;
   #workspaces: Informer<Named> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  readonly #values = new SharedValues();
 
   constructor(deps: {
     kubeConfig: KubeConfig;
@@ -134,7 +142,7 @@ export class RoleCache {
    * where the kind is not installed.
    */
   roles(scope: Scope, namespace = ''): RoleObject[] {
-    if (scope === 'namespace') return inNamespace(this.#roles, namespace);
+    if (scope === 'namespace') return this.#rolesByNamespace?.in(namespace) ?? [];
     return this.#rolesOf(scope)?.list() ?? [];
   }
 
@@ -145,21 +153,50 @@ export class RoleCache {
   }
 
   /**
+   * Resolves true once `holds()` is true of the caches (asked now and after each of their events), or
+   * false after `timeoutMs`: a write waits for its own effect to reach the caches before it answers, so
+   * a list read right after the answer shows it.
+   */
+  until(holds: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (holds()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const unsubscribes: (() => void)[] = [];
+      const finish = (held: boolean): void => {
+        clearTimeout(timer);
+        for (const unsubscribe of unsubscribes) unsubscribe();
+        resolve(held);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      for (const informer of this.#informers)
+        unsubscribes.push(informer.onEvent(() => holds() && finish(true)));
+    });
+  }
+
+  /** Calls `listener` after each change of a cached role or binding (once synced); returns its removal. */
+  onRbacChange(listener: () => void): () => void {
+    this.#rbacListeners.add(listener);
+    return () => this.#rbacListeners.delete(listener);
+  }
+
+  /**
    * The bindings of a scope: every GlobalRoleBinding or ClusterRoleBinding, the WorkspaceRoleBindings
-   * labelled with the workspace, or the RoleBindings in the namespace.
+   * labelled with the workspace, or the RoleBindings in the namespace. Not the ClusterRoleBindings and
+   * RoleBindings the RBAC reconciler generated from the platform's bindings (their members are the
+   * platform's and the workspace's, not the cluster's or the project's).
    */
   bindings(scope: Scope, place = ''): BindingObject[] {
+    const own = (b: BindingObject) => b.metadata.labels?.[`${this.#iam.group}/generated-from`] === undefined;
     switch (scope) {
       case 'global':
         return this.#globalBindings?.list() ?? [];
       case 'cluster':
-        return this.#clusterBindings?.list() ?? [];
+        return (this.#clusterBindings?.list() ?? []).filter(own);
       case 'workspace':
         return [...(this.#workspaceBindings?.values() ?? [])].filter(
           (b) => b.metadata.labels?.[this.#words.workspaceLabel] === place,
         );
       case 'namespace':
-        return inNamespace(this.#roleBindings, place);
+        return (this.#bindingsByNamespace?.in(place) ?? []).filter(own);
     }
   }
 
@@ -240,6 +277,8 @@ export class RoleCache {
     );
     this.#roles = this.#cache(`${RBAC}/roles`, 'roles', rbacType('Role'));
     this.#roleBindings = this.#cache(`${RBAC}/rolebindings`, 'rolebindings', rbacType('RoleBinding'));
+    this.#rolesByNamespace = new NamespaceIndex(this.#roles);
+    this.#bindingsByNamespace = new NamespaceIndex(this.#roleBindings);
     this.#namespaces = this.#names('/api/v1/namespaces', 'namespaces (names)');
     if (tenant.has('workspacetemplates')) {
       this.#workspaces = this.#names(
@@ -251,11 +290,32 @@ export class RoleCache {
   }
 
   #cache<T extends RoleObject | BindingObject>(path: string, kind: string, type: TypeOf): Informer<T> {
-    return this.#informer<T>(path, kind, (o) => ({
-      ...o,
-      ...type,
-      metadata: { ...o.metadata, managedFields: undefined },
-    }));
+    const informer = this.#informer<T>(path, kind, (o) => this.#shared({ ...o, ...type }));
+    // Its first list is no change: what was granted before this server started is what reviews answer.
+    informer.onEvent(() => {
+      if (informer.synced) for (const listener of this.#rbacListeners) listener();
+    });
+    return informer;
+  }
+
+  /**
+   * The object without managedFields, its parts that objects repeat (rules, role references, subjects,
+   * labels, annotations) shared with every other cached object holding an equal one (shared-values.ts).
+   */
+  #shared<T extends RoleObject | BindingObject>(o: T): T {
+    const pool = this.#values;
+    const copy = { ...o } as T & Partial<Record<(typeof SHARED_FIELDS)[number], unknown>>;
+    for (const field of SHARED_FIELDS) if (copy[field] !== undefined) copy[field] = pool.share(copy[field]);
+    const { labels, annotations } = o.metadata;
+    return {
+      ...copy,
+      metadata: {
+        ...o.metadata,
+        managedFields: undefined,
+        ...(labels ? { labels: pool.share(labels) } : {}),
+        ...(annotations ? { annotations: pool.share(annotations) } : {}),
+      },
+    };
   }
 
   /** Only names are kept: enough to tell whether the object exists, at a few bytes each. */
@@ -281,14 +341,4 @@ export class RoleCache {
     this.#informers.push(informer);
     return informer;
   }
-}
-
-function inNamespace<T extends RoleObject | BindingObject>(
-  informer: Informer<T> | undefined,
-  namespace: string,
-): T[] {
-  const found: T[] = [];
-  for (const object of informer?.values() ?? [])
-    if (object.metadata.namespace === namespace) found.push(object);
-  return found;
 }

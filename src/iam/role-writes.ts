@@ -4,6 +4,7 @@ import type { AccessReviewer } from '../access/access-review.ts';
 import { http1Dispatcher, kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
+import type { EscalationCheck } from './escalation-check.ts';
 import { asApiError, invalid } from './member-writes.ts';
 import type { RoleObject, RoleVocabulary } from './role-objects.ts';
 import { notFound, type Place } from './scope-access.ts';
@@ -52,6 +53,7 @@ export class RoleWrites {
   readonly #iam: string;
   readonly #tenant: string;
   readonly #timeoutMs: number;
+  readonly #escalation: EscalationCheck | undefined;
   #dispatcher: Promise<Dispatcher> | undefined;
 
   constructor(deps: {
@@ -60,10 +62,13 @@ export class RoleWrites {
     vocabulary: RoleVocabulary;
     platformName: string;
     timeoutMs: number;
+    /** Refuses a GlobalRole or WorkspaceRole with rules the caller does not hold (403). */
+    escalation?: EscalationCheck;
   }) {
     this.#kc = deps.kubeConfig;
     this.#reviewer = deps.reviewer;
     this.#words = deps.vocabulary;
+    this.#escalation = deps.escalation;
     this.#creator = `${deps.platformName}.io/creator`;
     this.#managedBy = `${deps.platformName}.io/managed-by`;
     this.#iam = `iam.${deps.platformName}.io`;
@@ -77,6 +82,7 @@ export class RoleWrites {
     if (role.metadata.resourceVersion)
       throw invalid('metadata.resourceVersion', 'resourceVersion must not be set on a create');
     await this.#aggregate(target, role);
+    await this.#noEscalation(caller, target, role);
     return this.#write(caller, target, 'POST', target.collection, role, `creating ${role.metadata.name}`);
   }
 
@@ -92,6 +98,7 @@ export class RoleWrites {
     this.#refuseBuiltIn(current, 'changed');
     role.metadata.resourceVersion ??= current.metadata.resourceVersion;
     await this.#aggregate(target, role);
+    await this.#noEscalation(caller, target, role);
     return this.#write(caller, target, 'PUT', item(target, name), role, `replacing ${name}`);
   }
 
@@ -104,6 +111,7 @@ export class RoleWrites {
     const merged = this.#parse(target, mergePatch(current, patch));
     if (merged.metadata.name !== name) throw invalid('metadata.name', 'the name of a role cannot be changed');
     await this.#aggregate(target, merged);
+    await this.#noEscalation(caller, target, merged);
     return this.#write(caller, target, 'PUT', item(target, name), merged, `patching ${name}`);
   }
 
@@ -261,6 +269,16 @@ export class RoleWrites {
     } as RoleObject;
     this.#aggregationNames(role);
     return role;
+  }
+
+  /**
+   * The original's role kinds are written by the server, and become ClusterRoles (the RBAC reconciler):
+   * the caller must be able to create such a ClusterRole themselves (a dry run as the caller), as
+   * Kubernetes checks for the roles written as the caller.
+   */
+  async #noEscalation(caller: Identity, target: Target, role: RoleObject): Promise<void> {
+    if (target.impersonate) return;
+    await this.#escalation?.role(caller, role.rules ?? []);
   }
 
   /** The annotation's names; undefined without it; 400 when it is not a JSON list of strings. */

@@ -66,7 +66,8 @@ export class ScopeAccess {
   async authorize(caller: Identity, place: Place, reading: Reading, name?: string): Promise<void> {
     const attributes = this.#attributes(place, reading, name);
     if (place.scope !== 'workspace') {
-      await this.#reviewer.authorize(caller, attributes);
+      if (!(place.scope === 'namespace' && (await this.#allowedInEveryNamespace(caller, attributes))))
+        await this.#reviewer.authorize(caller, attributes);
       this.#ready();
       if (place.scope === 'namespace' && !this.#cache.namespaceExists(place.namespace))
         throw notFound('', 'namespaces', place.namespace);
@@ -113,6 +114,21 @@ export class ScopeAccess {
           resource: reading === 'roles' ? 'roles' : 'rolebindings',
           namespace: place.namespace,
         };
+    }
+  }
+
+  /**
+   * Whether RBAC allows this in all namespaces (a review without a namespace asks that): one cached
+   * answer per caller then covers every project, where a review per namespace would be a round trip to
+   * the kube-apiserver on each first visit. A caller it does not allow, or an error, falls back to the
+   * namespace's own review.
+   */
+  async #allowedInEveryNamespace(caller: Identity, attributes: ResourceAttributes): Promise<boolean> {
+    const { namespace: _one, ...everywhere } = attributes;
+    try {
+      return (await this.#reviewer.check(caller, everywhere)).allowed;
+    } catch {
+      return false;
     }
   }
 

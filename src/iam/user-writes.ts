@@ -7,9 +7,11 @@ import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound, PLATFORM_ADMIN, type MemberRoles } from './member-roles.ts';
 import type { RoleCache } from './role-cache.ts';
 import type { RoleVocabulary } from './role-objects.ts';
+import type { EscalationCheck } from './escalation-check.ts';
 import type { UserBindings } from './user-bindings.ts';
 import { checkPassword, invalid, readPasswordChange, readUser, type UserInput } from './user-input.ts';
 import { publicUser } from './user-view.ts';
+import { WRITE_VISIBLE_MS } from './written-visible.ts';
 
 /** What the original answers a password change or a delete with. */
 export const SUCCESS = { message: 'success' } as const;
@@ -30,6 +32,7 @@ export class UserWrites {
   readonly #words: RoleVocabulary;
   readonly #group: string;
   readonly #ledgerAnnotation: string;
+  readonly #escalation: EscalationCheck | undefined;
   /** Changes that can remove a platform administrator run one at a time (on this replica). */
   #adminChanges: Promise<unknown> = Promise.resolve();
 
@@ -39,6 +42,8 @@ export class UserWrites {
     roles: MemberRoles;
     cache: RoleCache;
     bindings: UserBindings;
+    /** Refuses binding a platform role whose rules the caller does not hold (403). */
+    escalation?: EscalationCheck;
     reviewer: AccessReviewer;
     vocabulary: RoleVocabulary;
   }) {
@@ -47,6 +52,7 @@ export class UserWrites {
     this.#roles = deps.roles;
     this.#cache = deps.cache;
     this.#bindings = deps.bindings;
+    this.#escalation = deps.escalation;
     this.#reviewer = deps.reviewer;
     this.#words = deps.vocabulary;
     this.#group = deps.users.iam.group;
@@ -64,7 +70,7 @@ export class UserWrites {
         'not set here: they become Kubernetes groups; an administrator sets them with kubectl',
       );
     const role = this.#takeRole(input);
-    if (role) await this.#checkRole(caller, role);
+    if (role) await this.#checkRole(caller, role, input.name);
     const annotations = { ...input.annotations };
     delete annotations[this.#ledgerAnnotation];
     const created = await this.#accounts.create(
@@ -88,6 +94,7 @@ export class UserWrites {
         await this.#accounts.remove(input.name);
         throw err;
       }
+      await this.#roleShown(input.name, role);
     }
     return this.#view(created, role);
   }
@@ -116,7 +123,7 @@ export class UserWrites {
       if (newRole) {
         // As the original: changing a global role needs `update` on users, also for oneself.
         await this.#authorize(caller, 'update', name);
-        await this.#checkRole(caller, newRole);
+        await this.#checkRole(caller, newRole, name);
         if (currentRole === PLATFORM_ADMIN) await this.#keepAnAdmin(current, 'demoting');
       }
       const { groups: _groups, ...spec } = input.spec;
@@ -143,7 +150,10 @@ export class UserWrites {
         ? await this.#accounts.replace(withVersion(change(current), resourceVersion))
         : await this.#accounts.update(name, change);
       if (!updated) throw notFound(this.#group, name);
-      if (newRole) await this.#bindings.setGlobalRole(name, newRole);
+      if (newRole) {
+        await this.#bindings.setGlobalRole(name, newRole);
+        await this.#roleShown(name, newRole);
+      }
       return this.#view(updated, newRole ?? currentRole);
     };
     return role ? this.#serialized(run) : run();
@@ -205,8 +215,11 @@ export class UserWrites {
     return role || undefined;
   }
 
-  /** The role exists as a GlobalRole, and the caller may bind it. */
-  async #checkRole(caller: Identity, role: string): Promise<void> {
+  /**
+   * The role exists as a GlobalRole, and the caller may bind it: RBAC `create` `globalrolebindings`, and
+   * (no escalation) Kubernetes lets the caller create the ClusterRoleBinding it becomes (a dry run).
+   */
+  async #checkRole(caller: Identity, role: string, username: string): Promise<void> {
     if (!this.#cache.ready || this.#cache.model === undefined)
       throw new ApiError('Unavailable', 'the role model is not known yet (its caches are starting)', {
         retryAfterSeconds: 1,
@@ -225,6 +238,7 @@ export class UserWrites {
       group: this.#group,
       resource: 'globalrolebindings',
     });
+    await this.#escalation?.globalRoleBinding(caller, role, [{ kind: 'User', name: username }]);
   }
 
   /** 409 when `user` is the last active platform administrator. */
@@ -266,6 +280,17 @@ export class UserWrites {
         retryAfterSeconds: 1,
       });
     }
+  }
+
+  /**
+   * Waits (bounded) until the role cache, which the users list reads, shows the user's new platform
+   * role: a client that lists users right after the answer (the console does) sees the change.
+   */
+  async #roleShown(username: string, role: string): Promise<void> {
+    await this.#cache.until(
+      () => this.#cache.globalRoleOf(username)?.metadata.name === role,
+      WRITE_VISIBLE_MS,
+    );
   }
 
   #view(user: UserObject, globalRole: string | undefined): UserObject {

@@ -5,9 +5,12 @@ import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
+import type { EscalationCheck } from './escalation-check.ts';
 import { asApiError, invalid, namesUser, type Member } from './member-writes.ts';
+import type { RoleCache } from './role-cache.ts';
 import type { BindingObject, RoleObject } from './role-objects.ts';
 import { notFound } from './scope-access.ts';
+import { memberShown } from './written-visible.ts';
 
 const RBAC = 'rbac.authorization.k8s.io';
 
@@ -31,6 +34,8 @@ export class WorkspaceMemberWrites {
   readonly #userRef: string;
   readonly #workspaceLabel: string;
   readonly #timeoutMs: number;
+  readonly #cache: RoleCache;
+  readonly #escalation: EscalationCheck | undefined;
 
   constructor(deps: {
     kubeConfig: KubeConfig;
@@ -38,7 +43,13 @@ export class WorkspaceMemberWrites {
     users: UserDirectory;
     platformName: string;
     timeoutMs: number;
+    /** The role cache the member lists read: a write answers once it shows the write. */
+    cache: RoleCache;
+    /** Refuses binding a role whose rules the caller does not hold in the workspace's projects (403). */
+    escalation?: EscalationCheck;
   }) {
+    this.#cache = deps.cache;
+    this.#escalation = deps.escalation;
     this.#kc = deps.kubeConfig;
     this.#reviewer = deps.reviewer;
     this.#users = deps.users;
@@ -64,10 +75,12 @@ export class WorkspaceMemberWrites {
         throw invalid(`[${i}].username`, `user "${m.username}" is listed more than once`);
       seen.add(m.username);
     }
+    const roles = new Map<string, RoleObject>();
     for (const m of members) {
       if (!(await this.#users.get(m.username))) throw userNotFound(this.#users.iam.group, m.username);
-      await this.#roleExists(workspace, m.roleRef);
+      roles.set(m.roleRef, await this.#roleExists(workspace, m.roleRef));
     }
+    await this.#noEscalation(caller, workspace, [...roles.values()]);
     const done: string[] = [];
     for (const member of members) {
       try {
@@ -84,6 +97,7 @@ export class WorkspaceMemberWrites {
       }
       done.push(member.username);
     }
+    for (const m of members) await memberShown(this.#cache, 'workspace', workspace, m.username, m.roleRef);
     return members.map((m) => ({ username: m.username, roleRef: m.roleRef }));
   }
 
@@ -95,6 +109,36 @@ export class WorkspaceMemberWrites {
       );
     const [changed] = await this.invite(caller, workspace, [member], 'update');
     return changed ?? member;
+  }
+
+  /**
+   * A WorkspaceRoleBinding becomes a RoleBinding to its role's ClusterRole in every project of the
+   * workspace (the RBAC reconciler): the caller must hold the role's rules in each project there is now,
+   * as Kubernetes checks for a RoleBinding. A workspace without projects grants nothing in Kubernetes
+   * yet: nothing to check.
+   */
+  async #noEscalation(caller: Identity, workspace: string, roles: readonly RoleObject[]): Promise<void> {
+    if (!this.#escalation) return;
+    const projects = await this.#projects(workspace);
+    if (projects.length === 0) return;
+    for (const role of roles)
+      await this.#escalation.workspaceRoleBinding(
+        caller,
+        { name: role.metadata.name, rules: role.rules ?? [] },
+        projects,
+      );
+  }
+
+  /** The names of the workspace's namespaces (labelled with it). */
+  async #projects(workspace: string): Promise<string[]> {
+    const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);
+    return (
+      (
+        await this.#get<{ items: { metadata: { name: string } }[] }>(
+          `/api/v1/namespaces?labelSelector=${selector}`,
+        )
+      )?.items ?? []
+    ).map((ns) => ns.metadata.name);
   }
 
   /** The member's bindings in the workspace's projects, then in the workspace, removed. */
@@ -110,15 +154,8 @@ export class WorkspaceMemberWrites {
       });
     }
     try {
-      const selector = encodeURIComponent(`${this.#workspaceLabel}=${workspace}`);
-      const projects =
-        (
-          await this.#get<{ items: { metadata: { name: string } }[] }>(
-            `/api/v1/namespaces?labelSelector=${selector}`,
-          )
-        )?.items ?? [];
-      for (const project of projects) {
-        const path = `/apis/${RBAC}/v1/namespaces/${encodeURIComponent(project.metadata.name)}/rolebindings`;
+      for (const project of await this.#projects(workspace)) {
+        const path = `/apis/${RBAC}/v1/namespaces/${encodeURIComponent(project)}/rolebindings`;
         const own = ((await this.#get<{ items: BindingObject[] }>(path))?.items ?? []).filter((b) =>
           this.#ownedBy(b, username),
         );
@@ -128,6 +165,7 @@ export class WorkspaceMemberWrites {
     } catch (err) {
       throw asApiError(err, `removing ${username} from workspace "${workspace}"`);
     }
+    await memberShown(this.#cache, 'workspace', workspace, username, undefined);
   }
 
   /**
@@ -164,13 +202,14 @@ export class WorkspaceMemberWrites {
     if (!(await this.#get(path))) throw notFound(this.#tenantGroup, 'workspacetemplates', workspace);
   }
 
-  /** A WorkspaceRole of that workspace (one labelled with another is unknown here, as in the original). */
-  async #roleExists(workspace: string, role: string): Promise<void> {
+  /** The WorkspaceRole of that workspace (one labelled with another is unknown here, as in the original). */
+  async #roleExists(workspace: string, role: string): Promise<RoleObject> {
     const found = await this.#get<RoleObject>(
       `/apis/${this.#iamGroup}/v1alpha2/workspaceroles/${encodeURIComponent(role)}`,
     );
-    if (found?.metadata.labels?.[this.#workspaceLabel] !== workspace)
+    if (!found || found.metadata.labels?.[this.#workspaceLabel] !== workspace)
       throw notFound(this.#iamGroup, 'workspaceroles', role);
+    return found;
   }
 
   async #workspaceBindings(workspace: string): Promise<BindingObject[]> {
@@ -183,6 +222,8 @@ export class WorkspaceMemberWrites {
 
   /** A project binding that is the user's own: it names only them (the original's member bindings do). */
   #ownedBy(binding: BindingObject, username: string): boolean {
+    // Not the RoleBindings the RBAC reconciler made of workspace bindings: they go with those.
+    if (binding.metadata.labels?.[`${this.#iamGroup}/generated-from`] !== undefined) return false;
     const subjects = binding.subjects ?? [];
     return subjects.length > 0 && subjects.every((s) => s.kind === 'User' && s.name === username);
   }

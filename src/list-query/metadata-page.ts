@@ -41,16 +41,44 @@ export function sortAndPage<T extends ListedObject>(objects: readonly T[], query
   // Each creation time parsed once, not per comparison: the sort is most of a page's cost.
   const keyed = objects.map((object) => ({ object, created: createdAt(object) }));
   const sign = query.ascending ? 1 : -1;
-  keyed.sort((a, b) => {
+  const order = (a: Keyed<T>, b: Keyed<T>): number => {
     const byName = compare(a.object.metadata.name, b.object.metadata.name);
     return sign * (query.sortBy === 'name' ? byName : a.created - b.created || byName);
-  });
-  const sorted = keyed.map((k) => k.object);
-  const items =
-    query.limit === undefined
-      ? sorted
-      : sorted.slice((query.page - 1) * query.limit, query.page * query.limit);
-  return { items, totalItems: objects.length };
+  };
+  if (query.limit === undefined) {
+    return { items: keyed.sort(order).map((k) => k.object), totalItems: objects.length };
+  }
+  const start = (query.page - 1) * query.limit;
+  const leading = firstInOrder(keyed, start + query.limit, order);
+  return { items: leading.slice(start).map((k) => k.object), totalItems: objects.length };
+}
+
+interface Keyed<T> {
+  object: T;
+  created: number;
+}
+
+/**
+ * The first `count` items in `order`, sorted. A console page needs the first 10 of thousands: keeping
+ * only those (each item compared with the last kept, most of them dropped at once) costs a pass over
+ * the list instead of sorting it all on every request. A large `count` sorts the whole list.
+ */
+function firstInOrder<K>(items: K[], count: number, order: (a: K, b: K) => number): K[] {
+  if (count * 8 >= items.length) return items.sort(order).slice(0, count);
+  const kept: K[] = [];
+  for (const item of items) {
+    if (kept.length === count && order(item, kept[count - 1]!) >= 0) continue;
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (order(kept[middle]!, item) <= 0) low = middle + 1;
+      else high = middle;
+    }
+    kept.splice(low, 0, item);
+    if (kept.length > count) kept.pop();
+  }
+  return kept;
 }
 
 function createdAt(object: ListedObject): number {

@@ -91,11 +91,25 @@ export class UserStore {
     return matches.length === 1 ? matches[0] : undefined;
   }
 
-  /** Creates a user (its password already hashed) and remembers it: it can log in at once on this replica. */
+  /**
+   * Creates a user (its password already hashed) and remembers it: it can log in at once on this
+   * replica. A user created without a state is made Active, as the original's controller does once the
+   * password is hashed (here it always is): the console shows a user without one as Pending.
+   */
   async create(user: UserObject): Promise<UserObject> {
     const created = await this.#api.create<UserObject>('users', user);
     this.#cache.remember(created);
-    return created;
+    if (created.status?.state !== undefined) return created;
+    // Only what the console shows depends on it: a failure leaves the user created, and able to log in.
+    try {
+      return (await this.#updateStatus(created, (status) => ({ ...status, state: 'Active' }))) ?? created;
+    } catch (err) {
+      this.#logger.warn('could not mark a new user Active', {
+        user: created.metadata.name,
+        error: String(err),
+      });
+      return created;
+    }
   }
 
   /** Compare-and-swap on the object's resourceVersion (ConflictError when it changed). */
@@ -201,10 +215,11 @@ export class UserStore {
     return lifted;
   }
 
+  /** The user as written; undefined when it is gone. */
   async #updateStatus(
     user: UserObject,
     change: (status: UserStatus | undefined) => UserStatus,
-  ): Promise<void> {
+  ): Promise<UserObject | undefined> {
     let current: UserObject | undefined = user;
     for (let attempt = 1; current; attempt++) {
       try {
@@ -215,7 +230,7 @@ export class UserStore {
           this.#schema().statusSubresource ? 'status' : undefined,
         );
         this.#cache.remember(updated);
-        return;
+        return updated;
       } catch (err) {
         if (!(err instanceof ConflictError) || attempt >= CAS_ATTEMPTS) throw err;
         this.#logger.debug('user status changed concurrently, retrying', {
@@ -225,6 +240,7 @@ export class UserStore {
         current = await this.#cache.getFresh(user.metadata.name);
       }
     }
+    return undefined;
   }
 }
 

@@ -16,6 +16,8 @@ export interface LoadSpec {
   tokens?: string[];
   /** Paths (with query) sent in turn on each connection instead of the URL's path: a request mix. */
   paths?: string[];
+  /** A POST of this body (with its content type in `headers`) instead of a GET: a login, for instance. */
+  postBody?: string;
 }
 
 export interface LoadResult {
@@ -43,9 +45,11 @@ const withToken = (req: autocannon.Request): autocannon.Request =>
         headers: { ...req.headers, authorization: `Bearer ${tokens[nextToken++ % tokens.length]}` },
       };
 const requests = (spec.paths ?? [new URL(spec.url).pathname + new URL(spec.url).search]).map((path) => ({
-  method: 'GET' as const,
   path,
   setupRequest: withToken,
+  ...(spec.postBody === undefined
+    ? { method: 'GET' as const }
+    : { method: 'POST' as const, body: spec.postBody }),
 }));
 const result = await autocannon({
   url: spec.url,

@@ -17,13 +17,14 @@ export type Loader = 'autocannon' | 'wrk';
 /**
  * Runs one load as `spec` says and resolves with its result. The child is pushed to `children` (killed if the
  * benchmark exits first); `cpus`, a taskset list, pins it to those cores. With `loader: 'wrk'`, wrk sends
- * it, except a load at a fixed rate, which only autocannon can pace.
+ * it, except a load at a fixed rate, which only autocannon can pace, and a POST.
  */
 export async function runLoad(
   spec: LoadSpec,
   options: { children: ChildProcess[]; cpus?: string | undefined; loader?: Loader },
 ): Promise<LoadResult> {
-  if (options.loader === 'wrk' && !spec.overallRate) return runWrk(spec, options);
+  if (options.loader === 'wrk' && !spec.overallRate && spec.postBody === undefined)
+    return runWrk(spec, options);
   let arg = JSON.stringify(spec);
   let file: string | undefined;
   if (arg.length > 64 * 1024) {

@@ -42,6 +42,23 @@ export const SEED = {
   /** What the console's create and delete steps make and remove. */
   newWorkspace: 'console-ws',
   newProject: 'console-project',
+  /**
+   * The user the administration steps create, invite, log in as and delete: first with the platform role
+   * `users-manager`, then `platform-regular`; a member of `team-ws` (not of `demo-ws`) and of one of its two
+   * projects.
+   */
+  userFlow: {
+    name: 'console-user',
+    password: 'Console-user-1',
+    email: 'console-user@console.example',
+    newEmail: 'console-user@team.example',
+    firstRole: 'users-manager',
+    role: 'platform-regular',
+    workspace: 'team-ws',
+    project: 'team-project',
+    otherProject: 'team-other',
+    deployment: 'user-deployment',
+  },
 } as const;
 
 /**
@@ -107,6 +124,10 @@ export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
     ),
   });
   await globalRole('platform-regular', { [CREATOR]: 'system' });
+  await globalRole(SEED.userFlow.firstRole, {
+    [CREATOR]: 'system',
+    'iam.kubesphere.io/aggregation-roles': JSON.stringify(['role-template-manage-users']),
+  });
   await objects.createClusterCustomObject({
     ...iam,
     plural: 'globalrolebindings',
@@ -133,6 +154,7 @@ export async function seedConsoleCluster(kc: KubeConfig): Promise<void> {
   await createWorkspaceNamespace(kc, PLATFORM, SEED.workspace, SEED.project);
   await seedScopedRoles(kc);
   await seedStorage(kc);
+  await seedTeam(kc);
 
   const labels = { app: SEED.deployment };
   await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
@@ -261,6 +283,41 @@ async function seedScopedRoles(kc: KubeConfig): Promise<void> {
       subjects,
     },
   });
+}
+
+/**
+ * The workspace of the user steps, with two projects (the user is invited to one). Its default roles are
+ * our tenant reconciler's; the role templates their `iam.kubesphere.io/aggregation-roles` name are copied
+ * into the project here, as the original's namespace controller copies them from its RoleBases: the
+ * console shows a member the actions of their role's templates (a Create button for `deployments`).
+ */
+async function seedTeam(kc: KubeConfig): Promise<void> {
+  const team = SEED.userFlow;
+  await createWorkspace(kc, PLATFORM, team.workspace, SEED.admin.name);
+  for (const project of [team.project, team.otherProject])
+    await createWorkspaceNamespace(kc, PLATFORM, team.workspace, project);
+  const workloads = ['deployments', 'statefulsets', 'daemonsets', 'jobs', 'cronjobs', 'pods', 'services'];
+  const templates = [
+    { name: 'role-template-view-app-workloads', action: 'view', verbs: ['get', 'list', 'watch'] },
+    { name: 'role-template-manage-app-workloads', action: 'manage', verbs: ['*'] },
+  ];
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  for (const t of templates)
+    await rbac.createNamespacedRole({
+      namespace: team.project,
+      body: {
+        metadata: {
+          name: t.name,
+          labels: { 'iam.kubesphere.io/role-template': 'true' },
+          annotations: {
+            'iam.kubesphere.io/role-template-rules': JSON.stringify(
+              Object.fromEntries(workloads.map((m) => [m, t.action])),
+            ),
+          },
+        },
+        rules: [{ apiGroups: ['', 'apps', 'batch'], resources: workloads, verbs: t.verbs }],
+      },
+    });
 }
 
 /** A StorageClass, one PVC of it in the project (its PVC count is 1), and a PV (the Persistent Volumes tab). */

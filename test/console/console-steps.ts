@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import type { RecordedCall } from './recording-proxy.ts';
 import { SEED } from './console-cluster.ts';
 import { goto, rowOnScreen, type Step } from './step-kit.ts';
+import { userFlowSteps } from './steps-user-flow.ts';
 import { MEMBERS_ROLES_STEPS } from './steps-members-roles.ts';
 import { MONITORING_STEPS } from './steps-monitoring.ts';
 import { RELEASE_STEPS } from './steps-release.ts';
@@ -9,6 +10,8 @@ import { TENANT_WRITE_STEPS } from './steps-tenant-writes.ts';
 
 export interface StepResult {
   step: string;
+  /** The page the step ran in (the administrator's, or another session's): its screenshot. */
+  page: Page;
   pass: boolean;
   reason: string;
   /** API calls during the step that failed (status ≥ 400 or unreachable), for the table's notes. */
@@ -126,29 +129,18 @@ const LOGOUT: Step = {
 
 /**
  * Every step, in order: issue 18's, then what issues 33, 34 and 35 added (the release the console sees, the
- * members and roles of every scope, a workspace and a project created and deleted, the monitoring pages'
- * numbers and charts), and logout last.
+ * members and roles of every scope, a workspace and a project created and deleted, a user created,
+ * invited, logged in as, removed and deleted, the monitoring pages' numbers and charts), and logout last.
  */
 export const STEPS: Step[] = [
   ...BROWSE_STEPS,
   ...RELEASE_STEPS,
   ...MEMBERS_ROLES_STEPS,
   ...TENANT_WRITE_STEPS,
+  ...userFlowSteps(),
   ...MONITORING_STEPS,
   LOGOUT,
 ];
-
-/** Installed in every page: remembers each error toast the console shows, even one that goes away. */
-export const TOAST_RECORDER = `
-  window.__errorToasts = [];
-  new MutationObserver((mutations) => {
-    for (const m of mutations) for (const n of m.addedNodes) {
-      if (!(n instanceof Element)) continue;
-      const toasts = n.matches('[class*="notice-error"]') ? [n] : [...n.querySelectorAll('[class*="notice-error"]')];
-      for (const t of toasts) window.__errorToasts.push(t.textContent.trim());
-    }
-  }).observe(document, { childList: true, subtree: true });
-`;
 
 async function settled(page: Page, deadlineMs: number): Promise<string | undefined> {
   const deadline = Date.now() + deadlineMs;
@@ -163,14 +155,16 @@ async function settled(page: Page, deadlineMs: number): Promise<string | undefin
 /** Runs one step and judges it: its data on screen, no spinner left, no `Not Found`, no error toast. */
 export async function runStep(
   step: Step,
-  page: Page,
+  adminPage: Page,
   consoleUrl: string,
   calls: RecordedCall[],
   timeoutMs: number,
 ): Promise<StepResult> {
   const first = calls.length;
   const reasons: string[] = [];
+  let page = adminPage;
   try {
+    if (step.session) page = await step.session(adminPage);
     // Toasts of the previous step (same document: the interactive steps) are not this step's.
     await page.evaluate('window.__errorToasts = []').catch(() => undefined);
     await step.act(page, consoleUrl);
@@ -195,7 +189,9 @@ export async function runStep(
           .catch(() => '')
       ).trim();
       if (/^Not Found$/m.test(body)) reasons.push('page says Not Found');
-      const toasts = (await page.evaluate('window.__errorToasts || []')) as string[];
+      const toasts = ((await page.evaluate('window.__errorToasts || []')) as string[]).filter(
+        (toast) => !step.knownToasts?.some((known) => known.test(toast)),
+      );
       if (toasts.length > 0) reasons.push(`error toast: ${toasts.join(' | ').slice(0, 200)}`);
     }
     const stepCalls = calls.slice(first);
@@ -208,5 +204,11 @@ export async function runStep(
     .slice(first)
     .filter((c) => c.status === 0 || c.status >= 400)
     .map((c) => `${c.status} ${c.method} ${c.url.slice(0, 120)}`);
-  return { step: step.name, pass: reasons.length === 0, reason: reasons.join('; '), failedCalls };
+  return {
+    step: step.name,
+    page,
+    pass: reasons.length === 0,
+    reason: reasons.join('; '),
+    failedCalls,
+  };
 }

@@ -17,8 +17,9 @@ import { cacheRoot, consoleSource, ensureConsoleBuild, UsageError } from './cons
 import { PLATFORM, seedConsoleCluster } from './console-cluster.ts';
 import { startConsolePrometheus } from './console-prometheus.ts';
 import { startConsole } from './console-process.ts';
-import { runStep, STEPS, TOAST_RECORDER, type StepResult } from './console-steps.ts';
+import { runStep, STEPS, type StepResult } from './console-steps.ts';
 import { startRecordingProxy } from './recording-proxy.ts';
+import { TOAST_RECORDER } from './step-kit.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** How long one step may take to show its data; raised on a loaded machine with CONSOLE_STEP_TIMEOUT_MS. */
@@ -112,7 +113,7 @@ async function main(): Promise<number> {
       const result = await runStep(step, page, consoleApp.url, proxy.calls, STEP_TIMEOUT_MS);
       results.push(result);
       numbers.push(i + 1);
-      await page
+      await result.page
         .screenshot({
           path: join(runDir, `${String(i + 1).padStart(2, '0')}-${step.name.replace(/\W+/g, '-')}.png`),
         })

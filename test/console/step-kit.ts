@@ -10,6 +10,8 @@ export interface Row {
 
 export interface Step {
   name: string;
+  /** The page the step runs in, given the administrator's (default: that one); e.g. a second user's session. */
+  session?(adminPage: Page): Promise<Page>;
   /** Navigates or acts; the page then settles. */
   act(page: Page, consoleUrl: string): Promise<void>;
   /** Texts that must be on screen (the step's data). */
@@ -18,6 +20,11 @@ export interface Step {
   rows?: Row[];
   /** Whether the page must also be free of spinners, `Not Found` and error toasts (default true). */
   judgePage?: boolean;
+  /**
+   * Error toasts the original shows in the same place, for the same reason (each one named and explained
+   * where it is listed); any other toast still fails the step.
+   */
+  knownToasts?: RegExp[];
   /** Extra check once settled; returns a failure reason, or undefined. */
   check?(page: Page, calls: RecordedCall[], timeoutMs: number): Promise<string | undefined>;
 }
@@ -97,3 +104,15 @@ export function answered(calls: RecordedCall[], method: string, path: string): s
   if (!call) return `the console never sent ${method} ${path}`;
   return call.status < 300 ? undefined : `${method} ${path} answered ${call.status}`;
 }
+
+/** Installed in every page: remembers each error toast the console shows, even one that goes away. */
+export const TOAST_RECORDER = `
+  window.__errorToasts = [];
+  new MutationObserver((mutations) => {
+    for (const m of mutations) for (const n of m.addedNodes) {
+      if (!(n instanceof Element)) continue;
+      const toasts = n.matches('[class*="notice-error"]') ? [n] : [...n.querySelectorAll('[class*="notice-error"]')];
+      for (const t of toasts) window.__errorToasts.push(t.textContent.trim());
+    }
+  }).observe(document, { childList: true, subtree: true });
+`;

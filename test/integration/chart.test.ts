@@ -670,6 +670,16 @@ describe('helm chart: lint, render, server-side dry run', () => {
         verbs: ['delete'],
       },
       {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['clusterroles'],
+        verbs: ['create', 'update', 'delete', 'escalate', 'bind'],
+      },
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['clusterrolebindings', 'rolebindings'],
+        verbs: ['create', 'update', 'delete'],
+      },
+      {
         apiGroups: ['iam.platform.io'],
         resources: ['groups'],
         verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
@@ -858,6 +868,12 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['create', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
       // The IAM API: a member removed from a workspace loses their bindings in its projects.
       ['delete', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
+      // The RBAC reconciler: the platform's roles and bindings as ClusterRoles and their bindings.
+      ['create', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['escalate', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
+      ['update', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
       // The groups API.
       ['watch', 'groups', 'iam.platform.io'],
       ['create', 'groups', 'iam.platform.io'],
@@ -880,10 +896,7 @@ describe('helm chart installed into the real kube-apiserver', () => {
       ['list', 'configmaps', '', namespace],
       ['impersonate', 'serviceaccounts', '', namespace],
       ['impersonate', 'uids', 'authentication.k8s.io'],
-      ['create', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
-      ['update', 'rolebindings', 'rbac.authorization.k8s.io', namespace],
-      ['escalate', 'clusterroles', 'rbac.authorization.k8s.io'],
-      ['bind', 'clusterroles', 'rbac.authorization.k8s.io'],
+      ['escalate', 'clusterrolebindings', 'rbac.authorization.k8s.io'],
       ['patch', 'globalroles', 'iam.platform.io'],
       ['list', 'customresourcedefinitions', 'apiextensions.k8s.io'],
       ['list', 'users', 'iam.other.io'],

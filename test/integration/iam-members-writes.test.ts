@@ -162,6 +162,13 @@ for (const profile of profiles) {
       assert.equal(body.code, code);
       assert.match(body.message, message);
     };
+    /** The role a member is listed with at a scope (its `iam.<p>.io/<annotation>`), read once. */
+    const roleListed = async (path: string, annotation: string): Promise<string | undefined> => {
+      const member = await call(ADMIN, 'GET', path);
+      assert.equal(member.status, 200, member.text);
+      const { metadata } = member.json() as { metadata: { annotations?: Record<string, string> } };
+      return metadata.annotations?.[`iam.${P}.io/${annotation}`];
+    };
     /** The user's RoleBindings in the project, by name → role. */
     const projectBindings = async (user: string) => {
       const list = await rbac.listNamespacedRoleBinding({ namespace: NS });
@@ -300,6 +307,9 @@ for (const profile of profiles) {
         roleRef: 'operator',
       });
       assert.equal(res.status, 200, res.text);
+      // Read right after the answer (as the console lists members after its dialog), the member shows
+      // the new role: the write waited for the cache the lists read.
+      assert.equal(await roleListed(`namespaces/${NS}/members/${DAVE}`, 'role'), 'operator');
       assert.deepEqual(await projectBindings(DAVE), { [`${DAVE}-operator`]: 'operator' });
       assert.equal(await allowed(DAVE, 'delete', 'pods', NS), true);
       const again = await call(ADMIN, 'PUT', `namespaces/${NS}/members/${DAVE}`, {
@@ -398,6 +408,7 @@ for (const profile of profiles) {
       assert.equal(await podsAs(DAVE), 200);
       const res = await call(ADMIN, 'DELETE', `namespaces/${NS}/members/${DAVE}`);
       assert.equal(res.status, 200, res.text);
+      assert.equal((await call(ADMIN, 'GET', `namespaces/${NS}/members/${DAVE}`)).status, 404);
       assert.deepEqual(res.json(), { message: 'success' });
       assert.deepEqual(await projectBindings(DAVE), {});
       assert.equal(await allowed(DAVE, 'list', 'pods', NS), false);
@@ -475,6 +486,7 @@ for (const profile of profiles) {
       // Made the workspace's admin, Eve (no RBAC on WorkspaceRoleBindings) manages its members.
       const promoted = await call(ADMIN, 'PUT', `${path}/${EVE}`, { username: EVE, roleRef: `${WS}-admin` });
       assert.equal(promoted.status, 200, promoted.text);
+      assert.equal(await roleListed(`${path}/${EVE}`, 'workspacerole'), `${WS}-admin`);
       assert.deepEqual(await workspaceBindings(EVE), { [`${EVE}-${WS}-admin`]: `${WS}-admin` });
       const byAdmin = await call(EVE, 'PUT', `${path}/${CAROL}`, { username: CAROL, roleRef: `${WS}-admin` });
       assert.equal(byAdmin.status, 200, byAdmin.text);

@@ -280,6 +280,11 @@ function profile(options: { platform: string; original: boolean }) {
     assert.equal(body.metadata.annotations?.[GLOBAL_ROLE], options.original ? 'platform-regular' : undefined);
 
     const user = await stored(NEW);
+    // Active at once, as the original's controller makes a user once its password is hashed (the
+    // console shows a user without a state as Pending).
+    const stateOf = (u: unknown) => (u as { status?: { state?: string } }).status?.state;
+    assert.equal(stateOf(body), 'Active');
+    assert.equal(stateOf(user), 'Active');
     await waitFor('the watch sees the User', () => (seen.length > 0 ? true : undefined));
     watch.abort();
     for (const version of seen) {
@@ -369,6 +374,15 @@ function profile(options: { platform: string; original: boolean }) {
     refused(await as(ADMIN, 'PUT', `users/${PLAIN}`, change), 400, /does not match the name on the URL/);
     const updated = await as(ADMIN, 'PUT', `users/${NEW}`, change);
     assert.equal(updated.status, 200, updated.text);
+    if (options.original) {
+      // Read right after the answer (as the console lists users after its dialog), the user shows the
+      // new role: the write waited for the role cache the reads use.
+      const reread = await as(ADMIN, 'GET', `users/${NEW}`);
+      assert.equal(
+        (reread.body as unknown as UserBody).metadata.annotations?.[GLOBAL_ROLE],
+        'platform-admin',
+      );
+    }
     assert.doesNotMatch(updated.text, /\$2[aby]\$|Ignored-Pa55word/);
     const after = await stored(NEW);
     assert.equal(after.spec['email'], `${NEW}@changed.example`);

@@ -291,3 +291,40 @@ describe('access reviewer', () => {
     assert.deepEqual(err.details, { kind: 'nodes', name: 'n1' });
   });
 });
+
+describe('when Kubernetes RBAC changes', () => {
+  test('a cached answer is asked again, and a review started before the change stores nothing', async () => {
+    const clock = { now: 0 };
+    const auth = authority();
+    auth.state.allowed.add('alice:list');
+    const r = reviewer(auth.review, clock);
+    assert.equal((await r.check(alice, listNodes)).allowed, true);
+    assert.equal((await r.check(alice, listNodes)).source, 'cache');
+
+    // The binding goes: within the allowed TTL the next check asks again and is refused.
+    auth.state.allowed.delete('alice:list');
+    r.rbacChanged();
+    const after = await r.check(alice, listNodes);
+    assert.equal(after.allowed, false);
+    assert.equal(after.source, 'apiserver');
+
+    // A review under way when RBAC changes answers its own caller but is not kept for the next: the
+    // authority decided before the change (as the kube-apiserver would, from its RBAC at that moment).
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const decidedEarly = reviewer(async (identity, a) => {
+      calls++;
+      const answer = { allowed: auth.state.allowed.has(`${identity.username}:${a.verb}`) };
+      await gate;
+      return answer;
+    }, clock);
+    const early = decidedEarly.check(alice, listNodes);
+    decidedEarly.rbacChanged();
+    auth.state.allowed.add('alice:list');
+    release();
+    assert.equal((await early).allowed, false);
+    assert.equal((await decidedEarly.check(alice, listNodes)).allowed, true);
+    assert.equal(calls, 2);
+  });
+});
