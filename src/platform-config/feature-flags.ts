@@ -36,13 +36,18 @@ const COMPONENTS = [
 
 export type Component = (typeof COMPONENTS)[number];
 
-/** What this server serves: the Kubernetes API, its own login, RBAC-checked APIs, and the log query API once a store is configured. */
-export function featureFlags(config: Pick<Config, 'logging'>): Record<Component, boolean> {
+/**
+ * What this server serves: the Kubernetes API, its own login, RBAC-checked APIs, the log query API once a
+ * store is configured, and monitoring once a Prometheus is (the original drops its monitoring options,
+ * and so reports false, exactly when their endpoint is empty).
+ */
+export function featureFlags(config: Pick<Config, 'logging' | 'monitoring'>): Record<Component, boolean> {
   const served: Partial<Record<Component, boolean>> = {
     kubernetes: true,
     authentication: true,
     authorization: true,
     logging: config.logging.hosts.length > 0,
+    monitoring: config.monitoring.endpoint !== '',
   };
   return Object.fromEntries(COMPONENTS.map((c) => [c, served[c] ?? false])) as Record<Component, boolean>;
 }

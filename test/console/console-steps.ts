@@ -4,6 +4,7 @@ import { SEED } from './console-cluster.ts';
 import { goto, rowOnScreen, type Step } from './step-kit.ts';
 import { userFlowSteps } from './steps-user-flow.ts';
 import { MEMBERS_ROLES_STEPS } from './steps-members-roles.ts';
+import { MONITORING_STEPS } from './steps-monitoring.ts';
 import { RELEASE_STEPS } from './steps-release.ts';
 import { TENANT_WRITE_STEPS } from './steps-tenant-writes.ts';
 
@@ -127,9 +128,9 @@ const LOGOUT: Step = {
 };
 
 /**
- * Every step, in order: issue 18's, then what issues 33 and 34 added (the release the console sees, the
+ * Every step, in order: issue 18's, then what issues 33, 34 and 35 added (the release the console sees, the
  * members and roles of every scope, a workspace and a project created and deleted, a user created,
- * invited, logged in as, removed and deleted), and logout last.
+ * invited, logged in as, removed and deleted, the monitoring pages' numbers and charts), and logout last.
  */
 export const STEPS: Step[] = [
   ...BROWSE_STEPS,
@@ -137,6 +138,7 @@ export const STEPS: Step[] = [
   ...MEMBERS_ROLES_STEPS,
   ...TENANT_WRITE_STEPS,
   ...userFlowSteps(),
+  ...MONITORING_STEPS,
   LOGOUT,
 ];
 

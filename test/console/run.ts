@@ -1,9 +1,9 @@
 /**
  * `npm run test:console`: the original's web console (KubeSphere console v3.4.1, built from the source tree
  * named by CONSOLE_SRC) against our server on a real kube-apiserver + etcd, driven in Debian's Chromium
- * through the steps of issues 18, 33 and 34. Opt-in (never part of `npm test`). Prints one row per step and
- * exits non-zero when any step fails. CONSOLE_ONLY=<regex> runs only the steps whose name it matches (and
- * login). See docs/console-e2e.md.
+ * through the steps of issues 18, 33, 34 and 35, with a real Prometheus behind the monitoring API. Opt-in
+ * (never part of `npm test`). Prints one row per step and exits non-zero when any step fails.
+ * CONSOLE_ONLY=<regex> runs only the steps whose name it matches (and login). See docs/console-e2e.md.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { adminKubeConfig } from '../support/iam-fixtures.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { cacheRoot, consoleSource, ensureConsoleBuild, UsageError } from './console-build.ts';
 import { PLATFORM, seedConsoleCluster } from './console-cluster.ts';
+import { startConsolePrometheus } from './console-prometheus.ts';
 import { startConsole } from './console-process.ts';
 import { runStep, STEPS, type StepResult } from './console-steps.ts';
 import { startRecordingProxy } from './recording-proxy.ts';
@@ -65,12 +66,16 @@ async function main(): Promise<number> {
     cleanups.push(() => cp.stop());
     const kc = adminKubeConfig(cp.kubeconfigPath);
     await seedConsoleCluster(kc);
+    log("starting Prometheus on the console cluster's series (backfilled, with the recording rules)");
+    const prometheus = await startConsolePrometheus();
+    cleanups.push(() => prometheus.stop());
 
     const server = await startServerProcess(
       [
         `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
         `--platformName=${PLATFORM}`,
         '--auth.addressRequestsPerMinute=0',
+        `--monitoring.endpoint=${prometheus.url}`,
       ],
       { startTimeoutMs: 120_000 },
     );

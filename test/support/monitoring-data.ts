@@ -14,6 +14,22 @@ export interface NodeSpec {
   /** Free + cached + buffers + reclaimable bytes (node_memory_MemFree_bytes carries it all). */
   memoryAvailable: number;
   podCapacity: number;
+  /** Its one disk, load and traffic (node_exporter's), for the pages that chart them; absent: no such series. */
+  io?: NodeIo;
+}
+
+export interface NodeIo {
+  diskSize: number;
+  diskAvailable: number;
+  inodes: number;
+  inodesFree: number;
+  /** node_load1, node_load5 and node_load15 alike. */
+  load: number;
+  /** Disk reads and writes per second (each), and bytes per second read and written (each). */
+  diskOps: number;
+  diskBytes: number;
+  /** Bytes per second received and transmitted (each) on `eth0`. */
+  networkBytes: number;
 }
 
 export interface PodSpec {
@@ -27,6 +43,8 @@ export interface PodSpec {
   cpu: number;
   memoryWorkingSet: number;
   memoryUsage: number;
+  /** Bytes per second received and transmitted (each) on its `eth0`; absent: no network series. */
+  networkBytes?: number;
 }
 
 export interface NamespaceSpec {
@@ -38,10 +56,21 @@ export interface ClusterData {
   nodes: NodeSpec[];
   pods: PodSpec[];
   namespaces: NamespaceSpec[];
+  /** The kube-apiserver's and kube-scheduler's own series (the cluster overview's Kubernetes status); absent: none. */
+  controlPlane?: ControlPlaneSpec;
   /** First and last sample (Unix seconds) and the spacing. */
   start: number;
   end: number;
   intervalSeconds: number;
+}
+
+export interface ControlPlaneSpec {
+  /** Requests per second the kube-apiserver serves (all `GET`), and the seconds each takes. */
+  apiserverRequestsPerSecond: number;
+  apiserverLatencySeconds: number;
+  /** The kube-scheduler's attempts so far, by result (constant over the range). */
+  scheduled: number;
+  scheduleErrors: number;
 }
 
 /** The namespace of the node_exporter pods (one per node). */
@@ -96,6 +125,7 @@ export function clusterOpenMetrics(cluster: ClusterData): string {
     add('node_memory_MemFree_bytes', 'gauge', exporter, () => node.memoryAvailable);
     for (const part of ['Cached', 'Buffers', 'SReclaimable'])
       add(`node_memory_${part}_bytes`, 'gauge', exporter, () => 0);
+    if (node.io) addNodeIo(add, step, exporter, node.name, node.io);
     add(
       'kube_pod_info',
       'gauge',
@@ -132,7 +162,18 @@ export function clusterOpenMetrics(cluster: ClusterData): string {
     add('container_cpu_usage_seconds', 'counter', container, (_, i) => i * step * pod.cpu);
     add('container_memory_working_set_bytes', 'gauge', container, () => pod.memoryWorkingSet);
     add('container_memory_usage_bytes', 'gauge', container, () => pod.memoryUsage);
+    const perSecond = pod.networkBytes;
+    if (perSecond !== undefined)
+      for (const way of ['receive', 'transmit'])
+        add(
+          `container_network_${way}_bytes`,
+          'counter',
+          { job: 'kubelet', ...id, interface: 'eth0' },
+          (_, i) => i * step * perSecond,
+        );
   }
+
+  if (cluster.controlPlane) addControlPlane(add, step, cluster.controlPlane);
 
   const out: string[] = [];
   for (const [name, family] of families) {
@@ -142,4 +183,58 @@ export function clusterOpenMetrics(cluster: ClusterData): string {
   }
   out.push('# EOF', '');
   return out.join('\n');
+}
+
+type AddSeries = (
+  name: string,
+  type: 'gauge' | 'counter',
+  l: Record<string, string>,
+  value: (t: number, i: number) => number,
+) => void;
+
+/** A node's disk (one device, with `instance` as the cluster-wide disk sums group by it), load and traffic. */
+function addNodeIo(
+  add: AddSeries,
+  step: number,
+  exporter: Record<string, string>,
+  node: string,
+  io: NodeIo,
+): void {
+  const disk = { ...exporter, instance: `${node}:9100`, device: '/dev/sda1', mountpoint: '/' };
+  add('node_filesystem_size_bytes', 'gauge', disk, () => io.diskSize);
+  add('node_filesystem_avail_bytes', 'gauge', disk, () => io.diskAvailable);
+  add('node_filesystem_files', 'gauge', disk, () => io.inodes);
+  add('node_filesystem_files_free', 'gauge', disk, () => io.inodesFree);
+  for (const window of ['1', '5', '15']) add(`node_load${window}`, 'gauge', exporter, () => io.load);
+  const device = { ...exporter, device: 'sda' };
+  for (const ops of ['reads_completed', 'writes_completed'])
+    add(`node_disk_${ops}`, 'counter', device, (_, i) => i * step * io.diskOps);
+  for (const bytes of ['read_bytes', 'written_bytes'])
+    add(`node_disk_${bytes}`, 'counter', device, (_, i) => i * step * io.diskBytes);
+  for (const way of ['receive', 'transmit'])
+    add(
+      `node_network_${way}_bytes`,
+      'counter',
+      { ...exporter, device: 'eth0' },
+      (_, i) => i * step * io.networkBytes,
+    );
+}
+
+/** The kube-apiserver's request counter and duration (its histogram's sum and count) and the scheduler's attempts. */
+function addControlPlane(add: AddSeries, step: number, spec: ControlPlaneSpec): void {
+  const apiserver = { job: 'apiserver', verb: 'GET', resource: 'pods' };
+  const rps = spec.apiserverRequestsPerSecond;
+  add('apiserver_request', 'counter', { ...apiserver, code: '200' }, (_, i) => i * step * rps);
+  // A histogram's _sum and _count, written as plain series (the rules read only these two).
+  add(
+    'apiserver_request_duration_seconds_sum',
+    'gauge',
+    apiserver,
+    (_, i) => i * step * rps * spec.apiserverLatencySeconds,
+  );
+  add('apiserver_request_duration_seconds_count', 'gauge', apiserver, (_, i) => i * step * rps);
+  for (const job of ['apiserver', 'kube-scheduler']) add('up', 'gauge', { job }, () => 1);
+  const scheduler = { job: 'kube-scheduler', profile: 'default-scheduler' };
+  add('scheduler_schedule_attempts', 'counter', { ...scheduler, result: 'scheduled' }, () => spec.scheduled);
+  add('scheduler_schedule_attempts', 'counter', { ...scheduler, result: 'error' }, () => spec.scheduleErrors);
 }
