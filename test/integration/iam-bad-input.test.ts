@@ -13,11 +13,10 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installIamCrds,
-  installOriginalRoleModel,
   passwordLogin,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
+import { iamProfiles } from '../support/iam-profiles.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import {
@@ -25,8 +24,6 @@ import {
   createWorkspace,
   createWorkspaceNamespace,
   deleteWorkspaces,
-  installChartTenantCrds,
-  installTenantCrds,
 } from '../support/tenant-fixtures.ts';
 
 const cp = await testControlPlane();
@@ -60,26 +57,7 @@ interface Case {
 const MALFORMED = '{"metadata": {"name": ';
 const oversized = (kib: number) => JSON.stringify({ filler: 'x'.repeat(kib * KIB) });
 
-const profiles = [
-  {
-    title: "the original's CRDs",
-    platform: 'badinput',
-    original: true,
-    async install(platform: string) {
-      await installOriginalRoleModel(kc, platform);
-      await installTenantCrds(kc, platform);
-    },
-  },
-  {
-    title: 'only our CRDs',
-    platform: 'badinputbare',
-    original: false,
-    async install(platform: string) {
-      await installIamCrds(kc, platform);
-      await installChartTenantCrds(kc, platform);
-    },
-  },
-];
+const profiles = iamProfiles(kc, { original: 'badinput', ours: 'badinputbare' });
 
 for (const profile of profiles) {
   describe(`bad input on the IAM writes: ${profile.title}`, () => {

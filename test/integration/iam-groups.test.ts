@@ -18,11 +18,10 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installIamCrds,
-  installOriginalRoleModel,
   passwordLogin,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
+import { iamProfiles } from '../support/iam-profiles.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import {
@@ -30,8 +29,6 @@ import {
   createWorkspace,
   createWorkspaceNamespace,
   deleteWorkspaces,
-  installChartTenantCrds,
-  installTenantCrds,
 } from '../support/tenant-fixtures.ts';
 
 const cp = await testControlPlane();
@@ -62,24 +59,7 @@ interface Named {
   };
 }
 
-const profiles = [
-  {
-    title: "the original's CRDs (seed-shaped, this file's platform name)",
-    platform: 'groupsorig',
-    async install(platform: string) {
-      await installOriginalRoleModel(kc, platform);
-      await installTenantCrds(kc, platform);
-    },
-  },
-  {
-    title: 'only our CRDs',
-    platform: 'groupsbare',
-    async install(platform: string) {
-      await installIamCrds(kc, platform);
-      await installChartTenantCrds(kc, platform);
-    },
-  },
-];
+const profiles = iamProfiles(kc, { original: 'groupsorig', ours: 'groupsbare' });
 
 for (const profile of profiles) {
   describe(`groups: ${profile.title}`, () => {

@@ -19,11 +19,10 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installIamCrds,
-  installOriginalRoleModel,
   passwordLogin,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
+import { iamProfiles } from '../support/iam-profiles.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import {
@@ -31,8 +30,6 @@ import {
   createWorkspace,
   createWorkspaceNamespace,
   deleteWorkspaces,
-  installChartTenantCrds,
-  installTenantCrds,
 } from '../support/tenant-fixtures.ts';
 
 const cp = await testControlPlane();
@@ -65,24 +62,7 @@ async function allowed(user: string, verb: string, resource: string, namespace?:
 const VIEW_PODS: V1PolicyRule[] = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }];
 const ALL_PODS: V1PolicyRule[] = [{ apiGroups: [''], resources: ['pods'], verbs: ['*'] }];
 
-const profiles = [
-  {
-    title: "the original's CRDs (seed-shaped, this file's platform name)",
-    platform: 'memberwrites',
-    async install(platform: string) {
-      await installOriginalRoleModel(kc, platform);
-      await installTenantCrds(kc, platform);
-    },
-  },
-  {
-    title: 'only our CRDs',
-    platform: 'memberwritesbare',
-    async install(platform: string) {
-      await installIamCrds(kc, platform);
-      await installChartTenantCrds(kc, platform);
-    },
-  },
-];
+const profiles = iamProfiles(kc, { original: 'memberwrites', ours: 'memberwritesbare' });
 
 for (const profile of profiles) {
   describe(`members written: ${profile.title}`, () => {

@@ -28,10 +28,10 @@ import {
   createUser,
   deleteUsersAndSessions,
   installIamCrds,
-  installOriginalRoleModel,
   passwordLogin,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
+import { iamProfiles } from '../support/iam-profiles.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 import { makeServingCertificate } from '../support/test-certificates.ts';
@@ -40,7 +40,6 @@ import {
   createWorkspaceNamespace,
   deleteWorkspaces,
   installChartTenantCrds,
-  installTenantCrds,
 } from '../support/tenant-fixtures.ts';
 
 const run = promisify(execFile);
@@ -150,26 +149,7 @@ interface Generated {
   rules?: unknown[];
 }
 
-const profiles = [
-  {
-    title: "the original's CRDs (seed-shaped, this file's platform name)",
-    platform: 'rbacsync',
-    original: true,
-    async install(platform: string) {
-      await installOriginalRoleModel(kc, platform);
-      await installTenantCrds(kc, platform);
-    },
-  },
-  {
-    title: 'only our CRDs',
-    platform: 'rbacsyncbare',
-    original: false,
-    async install(platform: string) {
-      await installIamCrds(kc, platform);
-      await installChartTenantCrds(kc, platform);
-    },
-  },
-];
+const profiles = iamProfiles(kc, { original: 'rbacsync', ours: 'rbacsyncbare' });
 
 for (const profile of profiles) {
   describe(`platform RBAC in force: ${profile.title}`, () => {

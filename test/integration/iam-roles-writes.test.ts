@@ -16,19 +16,13 @@ import {
   adminKubeConfig,
   createUser,
   deleteUsersAndSessions,
-  installIamCrds,
-  installOriginalRoleModel,
   passwordLogin,
   startReadyServer,
 } from '../support/iam-fixtures.ts';
+import { iamProfiles } from '../support/iam-profiles.ts';
 import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
-import {
-  createWorkspace,
-  deleteWorkspaces,
-  installChartTenantCrds,
-  installTenantCrds,
-} from '../support/tenant-fixtures.ts';
+import { createWorkspace, deleteWorkspaces } from '../support/tenant-fixtures.ts';
 
 const cp = await testControlPlane();
 const kc = adminKubeConfig(cp.kubeconfigPath);
@@ -59,26 +53,7 @@ const ALL_PODS: V1PolicyRule[] = [{ apiGroups: [''], resources: ['pods'], verbs:
 const plain = (rules: V1PolicyRule[] | undefined) =>
   (rules ?? []).map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs }));
 
-const profiles = [
-  {
-    title: "the original's CRDs (seed-shaped, this file's platform name)",
-    platform: 'rolewrites',
-    globalRoles: true,
-    async install(platform: string) {
-      await installOriginalRoleModel(kc, platform);
-      await installTenantCrds(kc, platform);
-    },
-  },
-  {
-    title: 'only our CRDs',
-    platform: 'rolewritesbare',
-    globalRoles: false,
-    async install(platform: string) {
-      await installIamCrds(kc, platform);
-      await installChartTenantCrds(kc, platform);
-    },
-  },
-];
+const profiles = iamProfiles(kc, { original: 'rolewrites', ours: 'rolewritesbare' });
 
 for (const profile of profiles) {
   describe(`roles written: ${profile.title}`, () => {
@@ -186,7 +161,7 @@ for (const profile of profiles) {
       await core.deleteNamespace({ name: NS }).catch(ignore404);
       for (const name of [W_TPL_VIEW, W_TPL_MANAGE, W_BUILT_IN, W_ROLE])
         await objects.deleteClusterCustomObject({ ...IAM, plural: 'workspaceroles', name }).catch(ignore404);
-      if (profile.globalRoles)
+      if (profile.original)
         for (const name of [G_TPL, G_ROLE])
           await objects.deleteClusterCustomObject({ ...IAM, plural: 'globalroles', name }).catch(ignore404);
       await deleteWorkspaces(kc, P, [WS]);
@@ -262,7 +237,7 @@ for (const profile of profiles) {
         { [WS_LABEL]: WS },
         { [`${P}.io/creator`]: 'system' },
       );
-      if (profile.globalRoles) await customObject('globalroles', 'GlobalRole', G_TPL, { [TEMPLATE]: 'true' });
+      if (profile.original) await customObject('globalroles', 'GlobalRole', G_TPL, { [TEMPLATE]: 'true' });
       server = await startReadyServer([
         `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
         `--platformName=${P}`,
@@ -542,12 +517,12 @@ for (const profile of profiles) {
     });
 
     test(
-      profile.globalRoles
+      profile.original
         ? 'a GlobalRole: aggregation, replace, built-in refused, delete'
         : 'GlobalRoles not installed: 404 naming the resource',
       async () => {
         const body = aggregating('GlobalRole', G_ROLE, [G_TPL]);
-        if (!profile.globalRoles) {
+        if (!profile.original) {
           await fails(
             call(ADMIN, 'POST', 'globalroles', body),
             404,
