@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `npm run test:e2e`: builds what is missing (node binaries, Traefik, the image; all cached), starts the
-# one-node cluster (test/e2e/cluster/up.sh), runs test/e2e/*.test.ts against it, and always stops and
-# cleans the cluster (test/e2e/cluster/down.sh), also when a step or a test fails or the run is
-# interrupted. Needs root (network namespaces, mounts, iptables), as the cluster's kubelet does.
+# `npm run test:e2e`: builds what is missing (node binaries, Traefik, the exporters, Prometheus, the
+# image; all cached), starts the one-node cluster (test/e2e/cluster/up.sh), runs test/e2e/*.test.ts
+# against it, and always stops and cleans the cluster (test/e2e/cluster/down.sh), also when a step or a
+# test fails or the run is interrupted. Needs root (network namespaces, mounts, iptables), as the cluster's kubelet does.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -12,6 +12,7 @@ source scripts/ensure-node.sh >/dev/null
 bash test/e2e/install-packages.sh
 bash test/cluster/build-binaries.sh >/dev/null
 bash test/e2e/cluster/build-node-binaries.sh >/dev/null
+bash test/tools/build-prometheus.sh >/dev/null
 eval "$(bash scripts/build-image.sh)"
 
 # One cluster per machine: its bridge, addresses and state directory are fixed.

@@ -285,7 +285,8 @@ describe('helm chart: lint, render, server-side dry run', () => {
         'platform-42',
         `${o.kind} ${o.metadata.name}`,
       );
-    // Egress: the kube-apiserver, the log store on its URL's port, DNS, and the extra rule; nothing else.
+    // Egress: the kube-apiserver, the log store and Prometheus on their URLs' ports, DNS, and the extra
+    // rule; nothing else.
     assert.deepEqual(spec<{ egress: unknown }>(findObject(objects, 'NetworkPolicy')).egress, [
       {
         to: [{ ipBlock: { cidr: '10.0.0.1/32' } }, { ipBlock: { cidr: '192.168.10.0/24' } }],
@@ -297,6 +298,10 @@ describe('helm chart: lint, render, server-side dry run', () => {
       {
         to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'logging' } } }],
         ports: [{ port: 9200, protocol: 'TCP' }],
+      },
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+        ports: [{ port: 9090, protocol: 'TCP' }],
       },
       {
         to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
@@ -509,6 +514,19 @@ describe('helm chart: lint, render, server-side dry run', () => {
           'config.logging.hosts={https://opensearch.logging.svc:9200}',
         ],
         /networkPolicy\.egress\.logStoreTo must name where the log store runs/,
+      ],
+      [
+        [
+          '--set',
+          'networkPolicy.enabled=true',
+          '--set',
+          'networkPolicy.egress.enabled=true',
+          '--set',
+          'networkPolicy.egress.kubeApiServerCidrs={10.0.0.1/32}',
+          '--set',
+          'config.monitoring.endpoint=https://prometheus.monitoring.svc',
+        ],
+        /networkPolicy\.egress\.monitoringTo must name where Prometheus runs/,
       ],
       [
         ['--set', 'config.auth.clients=console:hunter2'],

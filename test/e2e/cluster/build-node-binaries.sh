@@ -2,8 +2,10 @@
 # Builds the node side of the end-to-end tests' one-node cluster into the shared binary cache, keyed by
 # version: kube-controller-manager, kube-scheduler, kubelet and kube-proxy from the same Kubernetes
 # module and version as the kube-apiserver (test/cluster/kube), the Traefik ingress controller from
-# its own wrapper module (test/e2e/cluster/traefik), and kube-router (the NetworkPolicy enforcer) from
-# its released module, with that release's own go.mod and go.sum. Only builds what is missing.
+# its own wrapper module (test/e2e/cluster/traefik), kube-router (the NetworkPolicy enforcer) and
+# node_exporter from their released modules, with each release's own go.mod and go.sum, and
+# kube-state-metrics from its wrapper module (test/e2e/cluster/kube-state-metrics). Only builds what is
+# missing.
 #
 #   test/e2e/cluster/build-node-binaries.sh                 build if missing, print the bin dir
 #   test/e2e/cluster/build-node-binaries.sh --print-paths   print NAME=path lines for the harness
@@ -26,12 +28,16 @@ kube_minor="${KUBE_VERSION#v1.}"
 kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${kube_minor%%.*} -X k8s.io/component-base/version.gitTreeState=clean"
 traefik_ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$TRAEFIK_VERSION"
 kube_router_ldflags="-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION"
+node_exporter_ldflags="-s -w -X github.com/prometheus/common/version.Version=${NODE_EXPORTER_VERSION#v}"
+kube_state_metrics_ldflags="-s -w -X github.com/prometheus/common/version.Version=$KUBE_STATE_METRICS_VERSION"
 
-names=(kube-controller-manager kube-scheduler kubelet kube-proxy traefik kube-router)
+names=(kube-controller-manager kube-scheduler kubelet kube-proxy traefik kube-router node_exporter kube-state-metrics)
 path_of() { # name -> cached path
   case "$1" in
     traefik) echo "$bin_dir/traefik-$TRAEFIK_VERSION" ;;
     kube-router) echo "$bin_dir/kube-router-$KUBE_ROUTER_VERSION" ;;
+    node_exporter) echo "$bin_dir/node_exporter-$NODE_EXPORTER_VERSION" ;;
+    kube-state-metrics) echo "$bin_dir/kube-state-metrics-$KUBE_STATE_METRICS_VERSION" ;;
     *) echo "$bin_dir/$1-$KUBE_VERSION" ;;
   esac
 }
@@ -95,4 +101,6 @@ build kubelet k8s.io/kubernetes/cmd/kubelet "$cluster_dir/kube" "$kube_ldflags"
 build kube-proxy k8s.io/kubernetes/cmd/kube-proxy "$cluster_dir/kube" "$kube_ldflags"
 build traefik github.com/traefik/traefik/v3/cmd/traefik "$here/traefik" "$traefik_ldflags"
 build_release kube-router "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION" "$kube_router_ldflags"
+build_release node_exporter "github.com/prometheus/node_exporter@$NODE_EXPORTER_VERSION" "$node_exporter_ldflags"
+build kube-state-metrics k8s.io/kube-state-metrics/v2 "$here/kube-state-metrics" "$kube_state_metrics_ldflags"
 print_result "${1:-}"

@@ -23,8 +23,11 @@ stop_pid() { # name: SIGTERM, then SIGKILL after 10 s
   rm -f "$file"
 }
 
-# The kubelet first (it would restart what is removed below), then the controllers and Traefik.
-for name in kubelet traefik kube-router kube-proxy kube-scheduler kube-controller-manager; do stop_pid "$name"; done
+# The kubelet first (it would restart what is removed below), then Prometheus, kube-state-metrics, the
+# controllers and Traefik.
+for name in kubelet prometheus kube-state-metrics traefik kube-router kube-proxy kube-scheduler kube-controller-manager; do
+  stop_pid "$name"
+done
 
 # Every container of this containerd: kill the tasks, delete tasks and containers.
 if [ -S "$E2E_SOCK" ]; then

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Starts the end-to-end tests' one-node cluster: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, containerd (CRI) + runc, the CNI bridge, kube-proxy, a kubelet that registers a real
-# Node, kube-router enforcing NetworkPolicy (firewall-only mode), and Traefik as the Ingress controller
-# (host processes watching the API). Images are imported
+# Node, kube-router enforcing NetworkPolicy (firewall-only mode), Traefik as the Ingress controller
+# (host processes watching the API), and the monitoring API's sources: Prometheus scraping the kubelet
+# (cAdvisor, resource metrics), kube-state-metrics and node_exporter (a Pod on the node), with the
+# chart's recording rules. Images are imported
 # from archives built here (the app image from scripts/build-image.sh, the pause image below).
 #
 #   test/e2e/cluster/up.sh IMAGE ARCHIVE    writes $E2E_STATE/env (KEY=value lines) when the Node is Ready
@@ -21,6 +23,7 @@ app_archive="$2"
 
 eval "$(bash "$repo/test/cluster/build-binaries.sh" --print-paths)"
 eval "$(bash "$here/build-node-binaries.sh" --print-paths)"
+PROMETHEUS="$(bash "$repo/test/tools/build-prometheus.sh")"
 cache_root="${PLATFORM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/platform-apiserver}"
 
 for tool in containerd runc ctr iptables iptables-save ipset conntrack openssl buildah gcc; do
@@ -310,6 +313,94 @@ start traefik "$TRAEFIK" \
   --log.level=INFO --global.checkNewVersion=false --global.sendAnonymousUsage=false
 wait_until "Traefik" 60 curl -fsS "http://127.0.0.1:$ingress_port/ping"
 
+# --- monitoring: node_exporter, kube-state-metrics, Prometheus -----------------------------------------------
+# What the monitoring API reads, scraped from the real node and labelled as the original's Prometheus
+# labels it (the chart's recording rules and the API's PromQL expect those jobs and labels).
+# node_exporter runs as a Pod on the node's network, as a DaemonSet's Pod would: the rules join its
+# series to the node through its Pod (`namespace`/`pod` on its target, kube_pod_info from
+# kube-state-metrics). Its binary comes from the cache by a hostPath; the pause image is its root file
+# system (the binary is static).
+monitoring_ns=pa-e2e-monitoring
+node_exporter_port="$(free_port)"
+mkdir -p "$E2E_STATE/bin"
+install -m 0755 "$NODE_EXPORTER" "$E2E_STATE/bin/node_exporter"
+kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $monitoring_ns
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: node-exporter
+  namespace: $monitoring_ns
+  labels: {app.kubernetes.io/name: node-exporter}
+spec:
+  hostNetwork: true
+  automountServiceAccountToken: false
+  containers:
+    - name: node-exporter
+      image: $pause_image
+      imagePullPolicy: Never
+      command: [/node_exporter, "--web.listen-address=$E2E_NODE_IP:$node_exporter_port"]
+      volumeMounts: [{name: binary, mountPath: /node_exporter, readOnly: true}]
+  volumes:
+    - name: binary
+      hostPath: {path: "$E2E_STATE/bin/node_exporter", type: File}
+EOF
+wait_until "node_exporter's Pod to serve metrics" 120 curl -fsS "http://$E2E_NODE_IP:$node_exporter_port/metrics"
+
+# kube-state-metrics, a host process with the cluster's kubeconfig. A namespace names its workspace in
+# the label `<platformName>.io/workspace` (the end-to-end install keeps the default name, `platform`).
+ksm_port="$(free_port)"
+start kube-state-metrics "$KUBE_STATE_METRICS" --kubeconfig="$kubeconfig" \
+  --host=127.0.0.1 --port="$ksm_port" --telemetry-host=127.0.0.1 --telemetry-port="$(free_port)" \
+  --metric-labels-allowlist='namespaces=[platform.io/workspace]'
+ksm_ready() { alive kube-state-metrics; curl -fsS "http://127.0.0.1:$ksm_port/metrics" | grep -q '^kube_node_info{'; }
+wait_until "kube-state-metrics" 90 ksm_ready
+
+# Prometheus, on the node's address so that the server's Pods reach it; every 5 s, so the first rule
+# evaluations come within seconds. The kubelet is scraped over HTTPS, its self-signed certificate
+# trusted by name; it allows anonymous reads on the bridge (above), so no credential is sent.
+prometheus_port="$(free_port)"
+kubelet_job() { # job-name metrics-path: one of the kubelet's endpoints, as job="kubelet" with metrics_path
+  cat <<EOF
+  - job_name: $1
+    scheme: https
+    metrics_path: $2
+    honor_labels: true
+    honor_timestamps: false
+    tls_config: {ca_file: "$E2E_STATE/kubelet/pki/kubelet.crt", server_name: "$E2E_NODE_NAME"}
+    static_configs: [{targets: ["$E2E_NODE_IP:10250"], labels: {node: "$E2E_NODE_NAME"}}]
+    relabel_configs:
+      - {target_label: job, replacement: kubelet}
+      - {source_labels: [__metrics_path__], target_label: metrics_path}
+EOF
+}
+cat >"$E2E_STATE/prometheus.yml" <<EOF
+global: {scrape_interval: 5s, scrape_timeout: 4s, evaluation_interval: 5s}
+rule_files: ["$repo/charts/platform-apiserver/files/monitoring/recording-rules.yaml"]
+scrape_configs:
+$(kubelet_job kubelet /metrics)
+$(kubelet_job kubelet-cadvisor /metrics/cadvisor)
+$(kubelet_job kubelet-resource /metrics/resource)
+  - job_name: node-exporter
+    static_configs:
+      - targets: ["$E2E_NODE_IP:$node_exporter_port"]
+        labels: {namespace: $monitoring_ns, pod: node-exporter}
+  - job_name: kube-state-metrics
+    honor_labels: true
+    static_configs: [{targets: ["127.0.0.1:$ksm_port"]}]
+    metric_relabel_configs:
+      - {source_labels: [label_platform_io_workspace], target_label: workspace}
+EOF
+start prometheus "$PROMETHEUS" --config.file="$E2E_STATE/prometheus.yml" \
+  --storage.tsdb.path="$E2E_STATE/prometheus" --web.listen-address="$E2E_NODE_IP:$prometheus_port" \
+  --log.level=warn
+prometheus_ready() { alive prometheus; curl -fsS "http://$E2E_NODE_IP:$prometheus_port/-/ready"; }
+wait_until "Prometheus" 90 prometheus_ready
+
 cat >"$E2E_STATE/env" <<EOF
 E2E_KUBECONFIG=$kubeconfig
 E2E_KUBECTL=$KUBECTL
@@ -322,5 +413,7 @@ E2E_NODE_NAME=$E2E_NODE_NAME
 E2E_APISERVER=$apiserver
 E2E_STATE=$E2E_STATE
 E2E_CONTAINERD_SOCK=$E2E_SOCK
+E2E_PROMETHEUS_URL=http://$E2E_NODE_IP:$prometheus_port
+E2E_MONITORING_NAMESPACE=$monitoring_ns
 EOF
 e2e_log "up: Node $E2E_NODE_NAME Ready, Ingress at http://127.0.0.1:$ingress_port"
