@@ -54,6 +54,9 @@ const LOG_STORE_PASSWORD = randomBytes(12).toString('hex');
 const LOG_STORE = `http://${apiserver.hostname}:9200`;
 // Pods the server's egress is tried against: a stand-in for cluster DNS and another Pod.
 const PEERS = 'pa-e2e-peers';
+// The cluster's Prometheus (on the node's address), scraping the kubelet, node_exporter and
+// kube-state-metrics: the monitoring API's endpoint.
+const prometheus = new URL(env('E2E_PROMETHEUS_URL'));
 
 const [imageRepository, imageTag] = [
   image.slice(0, image.lastIndexOf(':')),
@@ -113,6 +116,8 @@ function chartValues(imageDigest: string): string[] {
     '--set=networkPolicy.enabled=true',
     '--set=networkPolicy.egress.enabled=true',
     `--set=networkPolicy.egress.logStoreTo[0].ipBlock.cidr=${apiserver.hostname}/32`,
+    `--set=config.monitoring.endpoint=${prometheus.origin}`,
+    `--set=networkPolicy.egress.monitoringTo[0].ipBlock.cidr=${prometheus.hostname}/32`,
   ];
 }
 
@@ -147,6 +152,41 @@ async function refresh(refreshToken: string, at = base): Promise<Response> {
 }
 
 const NODES = '/kapis/resources.platform.io/v1alpha3/nodes';
+const MONITORING = '/kapis/monitoring.platform.io/v1alpha3';
+
+interface MetricsAnswer {
+  results: {
+    metric_name: string;
+    data: { result?: { metric: Record<string, string>; value: [number, string] }[] };
+    error?: string;
+  }[];
+}
+
+/**
+ * The named metrics of one monitoring path, asked through the Ingress: each metric's only series (an
+ * error, or more than one series, fails), or undefined while one of `names` has none yet.
+ */
+async function monitoringValues(
+  token: string,
+  path: string,
+  names: string[],
+): Promise<Map<string, { labels: Record<string, string>; value: number }> | undefined> {
+  const filter = names.map((n) => `^${n}$`).join('|');
+  const res = await fetch(`${base}${MONITORING}${path}?metrics_filter=${encodeURIComponent(filter)}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  const { results } = (await res.json()) as MetricsAnswer;
+  assert.deepEqual(results.map((r) => r.metric_name).sort(), [...names].sort());
+  const values = new Map<string, { labels: Record<string, string>; value: number }>();
+  for (const r of results) {
+    assert.equal(r.error, undefined, `${r.metric_name}: ${r.error}`);
+    const series = r.data.result ?? [];
+    assert.ok(series.length <= 1, `${r.metric_name}: one series, not ${JSON.stringify(series)}`);
+    if (series[0]) values.set(r.metric_name, { labels: series[0].metric, value: Number(series[0].value[1]) });
+  }
+  return names.every((n) => values.has(n)) ? values : undefined;
+}
 
 interface Pod {
   metadata: {
@@ -409,7 +449,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       assert.ok(labelled.split('\n').includes(name), `${name} carries the common labels: ${labelled}`);
   });
 
-  test("the egress policy names the kube-apiserver's real endpoints (looked up at install), the log store and DNS", async () => {
+  test("the egress policy names the kube-apiserver's real endpoints (looked up at install), the log store, Prometheus and DNS", async () => {
     const slice = JSON.parse(
       await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default', '-o', 'json']),
     ) as { endpoints: { addresses: string[] }[]; ports: { port: number }[] };
@@ -430,6 +470,10 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       },
       { to: [{ ipBlock: { cidr: `${apiserver.hostname}/32` } }], ports: [{ port: 9200, protocol: 'TCP' }] },
       {
+        to: [{ ipBlock: { cidr: `${prometheus.hostname}/32` } }],
+        ports: [{ port: Number(prometheus.port), protocol: 'TCP' }],
+      },
+      {
         to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
         ports: [
           { port: 53, protocol: 'UDP' },
@@ -439,7 +483,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     ]);
   });
 
-  test("kube-router enforces the egress policy: from the server's Pod the kube-apiserver and DNS answer, nothing else; without the policy all do", async () => {
+  test("kube-router enforces the egress policy: from the server's Pod the kube-apiserver, Prometheus and DNS answer, nothing else; without the policy all do", async () => {
     // The peers: a stand-in for cluster DNS (this cluster has none; the policy's DNS rule selects Pods
     // labelled k8s-app=kube-dns, port 53), also listening on a port the rule does not open, and another Pod.
     await kubectl(['create', 'namespace', PEERS]);
@@ -476,6 +520,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
         'the kube-dns Pod on another port': [dns, 8080],
         'another Pod': [other, 8080],
         'the kubelet on the node': [apiserver.hostname, 10250],
+        'Prometheus on the node': [prometheus.hostname, Number(prometheus.port)],
       };
       // kube-router applies a change asynchronously (after its watch sees it): polled until the
       // connections go as expected, else the last outcomes are the failure.
@@ -502,6 +547,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
         'the kube-dns Pod on another port': false,
         'another Pod': false,
         'the kubelet on the node': false,
+        'Prometheus on the node': true,
       };
       await expectReach("the chart's egress policy to be enforced", enforced);
 
@@ -597,6 +643,86 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     const metrics = await fetch(`${base}/metrics`);
     assert.equal(metrics.status, 200);
     assert.match(await metrics.text(), /^platform_http_requests_total\{/m);
+  });
+
+  test("through the Ingress: the real node's CPU and memory, a server Pod's usage and the cluster's, as Prometheus scraped them", async () => {
+    const { access_token } = await login(adminPassword);
+    const node = JSON.parse(await kubectl(['get', 'node', nodeName, '-o', 'json'])) as {
+      status: { capacity: Record<string, string>; addresses: { type: string; address: string }[] };
+    };
+    const nodeIp = node.status.addresses.find((a) => a.type === 'InternalIP')?.address;
+    // Recorded series need a few scrapes and rule evaluations (every 5 s) after the cluster came up, and
+    // a Pod's CPU rate two cAdvisor scrapes after it started.
+    const nodeMetrics = await waitFor("the node's metrics", 120, () =>
+      monitoringValues(access_token, `/nodes/${nodeName}`, [
+        'node_cpu_utilisation',
+        'node_cpu_total',
+        'node_memory_utilisation',
+        'node_memory_total',
+        'node_pod_quota',
+      ]),
+    );
+    const nodeValue = (name: string) => nodeMetrics.get(name)!.value;
+    for (const [name, { labels }] of nodeMetrics) assert.equal(labels['node'], nodeName, name);
+    // node_exporter's series joined to the node through its Pod: the node's address comes with them.
+    assert.equal(nodeMetrics.get('node_cpu_utilisation')!.labels['host_ip'], nodeIp);
+    // The machine's own figures, as node_exporter and kube-state-metrics read them, equal the kubelet's.
+    assert.equal(nodeValue('node_cpu_total'), Number(node.status.capacity['cpu']));
+    assert.equal(nodeValue('node_memory_total'), memoryBytes(node.status.capacity['memory']!));
+    assert.equal(nodeValue('node_pod_quota'), Number(node.status.capacity['pods']));
+    // Rates of per-CPU busy seconds: a share of each CPU, a hair over 1 only by the few milliseconds
+    // between a scrape's timestamp and node_exporter reading /proc/stat.
+    assert.ok(
+      nodeValue('node_cpu_utilisation') > 0 && nodeValue('node_cpu_utilisation') <= 1.01,
+      `node_cpu_utilisation ${nodeValue('node_cpu_utilisation')}`,
+    );
+    assert.ok(
+      nodeValue('node_memory_utilisation') > 0 && nodeValue('node_memory_utilisation') < 1,
+      `node_memory_utilisation ${nodeValue('node_memory_utilisation')}`,
+    );
+
+    // One of the server's own Pods, from the kubelet's cAdvisor joined to kube-state-metrics' Pod series.
+    const [pod] = await readyPods();
+    assert.ok(pod);
+    // CPU in cores, rounded to millicores: waited for until the Pod has used some (the requests of this
+    // test reach both replicas through the Ingress).
+    const podMetrics = await waitFor("a server Pod's metrics, with CPU used", 120, async () => {
+      const values = await monitoringValues(
+        access_token,
+        `/namespaces/${NAMESPACE}/pods/${pod.metadata.name}`,
+        ['pod_cpu_usage', 'pod_memory_usage', 'pod_memory_usage_wo_cache'],
+      );
+      return values && values.get('pod_cpu_usage')!.value > 0 ? values : undefined;
+    });
+    for (const [name, { labels }] of podMetrics) {
+      assert.equal(labels['pod'], pod.metadata.name, name);
+      assert.equal(labels['node'], nodeName, name);
+      assert.equal(labels['owner_kind'], 'ReplicaSet', name);
+    }
+    // At most the container's limit of 1 CPU; memory in bytes: a Node.js server holds tens of MiB, and
+    // its container is limited to 512 MiB.
+    const podValue = (name: string) => podMetrics.get(name)!.value;
+    assert.ok(podValue('pod_cpu_usage') <= 1, `pod_cpu_usage ${podValue('pod_cpu_usage')}`);
+    for (const name of ['pod_memory_usage', 'pod_memory_usage_wo_cache'])
+      assert.ok(
+        podValue(name) > 10 * 1024 ** 2 && podValue(name) <= 512 * 1024 ** 2,
+        `${name} ${podValue(name)}`,
+      );
+
+    const clusterMetrics = await waitFor("the cluster's metrics", 60, () =>
+      monitoringValues(access_token, '/cluster', [
+        'cluster_cpu_utilisation',
+        'cluster_cpu_total',
+        'cluster_memory_utilisation',
+        'cluster_memory_total',
+      ]),
+    );
+    const clusterValue = (name: string) => clusterMetrics.get(name)!.value;
+    // One node: the cluster's totals are the node's.
+    assert.equal(clusterValue('cluster_cpu_total'), nodeValue('node_cpu_total'));
+    assert.equal(clusterValue('cluster_memory_total'), nodeValue('node_memory_total'));
+    for (const name of ['cluster_cpu_utilisation', 'cluster_memory_utilisation'])
+      assert.ok(clusterValue(name) > 0 && clusterValue(name) <= 1.01, `${name} ${clusterValue(name)}`);
   });
 
   test("kubectl through the Kubernetes API proxy over the Ingress's TLS, with a platform token", async () => {
