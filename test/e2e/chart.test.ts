@@ -163,14 +163,14 @@ interface MetricsAnswer {
 }
 
 /**
- * The named metrics of one monitoring path, asked through the Ingress: each metric's only series (an
- * error, or more than one series, fails), or undefined while one of `names` has none yet.
+ * The named metrics of one monitoring path, asked through the Ingress: each metric's only series. An
+ * error, more than one series, or a metric without one (yet: waitFor retries) fails.
  */
 async function monitoringValues(
   token: string,
   path: string,
   names: string[],
-): Promise<Map<string, { labels: Record<string, string>; value: number }> | undefined> {
+): Promise<Map<string, { labels: Record<string, string>; value: number }>> {
   const filter = names.map((n) => `^${n}$`).join('|');
   const res = await fetch(`${base}${MONITORING}${path}?metrics_filter=${encodeURIComponent(filter)}`, {
     headers: { Authorization: `Bearer ${token}` },
@@ -185,7 +185,9 @@ async function monitoringValues(
     assert.ok(series.length <= 1, `${r.metric_name}: one series, not ${JSON.stringify(series)}`);
     if (series[0]) values.set(r.metric_name, { labels: series[0].metric, value: Number(series[0].value[1]) });
   }
-  return names.every((n) => values.has(n)) ? values : undefined;
+  const missing = names.filter((n) => !values.has(n));
+  assert.deepEqual(missing, [], `metrics without a series: ${missing.join(', ')}`);
+  return values;
 }
 
 interface Pod {
@@ -670,10 +672,11 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     assert.equal(nodeValue('node_cpu_total'), Number(node.status.capacity['cpu']));
     assert.equal(nodeValue('node_memory_total'), memoryBytes(node.status.capacity['memory']!));
     assert.equal(nodeValue('node_pod_quota'), Number(node.status.capacity['pods']));
-    // Rates of per-CPU busy seconds: a share of each CPU, a hair over 1 only by the few milliseconds
-    // between a scrape's timestamp and node_exporter reading /proc/stat.
+    // The share of each CPU that was busy, as a rate of recorded busy seconds: recorded every 5 s from
+    // node_exporter's latest scrape (every 1 s), so off by at most one scrape in five (the machine is
+    // shared: it is often busy all the time, so the rate reads 1.0 give or take that).
     assert.ok(
-      nodeValue('node_cpu_utilisation') > 0 && nodeValue('node_cpu_utilisation') <= 1.01,
+      nodeValue('node_cpu_utilisation') > 0 && nodeValue('node_cpu_utilisation') <= 1.25,
       `node_cpu_utilisation ${nodeValue('node_cpu_utilisation')}`,
     );
     assert.ok(
@@ -692,7 +695,8 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
         `/namespaces/${NAMESPACE}/pods/${pod.metadata.name}`,
         ['pod_cpu_usage', 'pod_memory_usage', 'pod_memory_usage_wo_cache'],
       );
-      return values && values.get('pod_cpu_usage')!.value > 0 ? values : undefined;
+      assert.ok(values.get('pod_cpu_usage')!.value > 0, 'pod_cpu_usage is 0');
+      return values;
     });
     for (const [name, { labels }] of podMetrics) {
       assert.equal(labels['pod'], pod.metadata.name, name);
@@ -721,8 +725,14 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     // One node: the cluster's totals are the node's.
     assert.equal(clusterValue('cluster_cpu_total'), nodeValue('node_cpu_total'));
     assert.equal(clusterValue('cluster_memory_total'), nodeValue('node_memory_total'));
-    for (const name of ['cluster_cpu_utilisation', 'cluster_memory_utilisation'])
-      assert.ok(clusterValue(name) > 0 && clusterValue(name) <= 1.01, `${name} ${clusterValue(name)}`);
+    assert.ok(
+      clusterValue('cluster_cpu_utilisation') > 0 && clusterValue('cluster_cpu_utilisation') <= 1.25,
+      `cluster_cpu_utilisation ${clusterValue('cluster_cpu_utilisation')}`,
+    );
+    assert.ok(
+      clusterValue('cluster_memory_utilisation') > 0 && clusterValue('cluster_memory_utilisation') < 1,
+      `cluster_memory_utilisation ${clusterValue('cluster_memory_utilisation')}`,
+    );
   });
 
   test("kubectl through the Kubernetes API proxy over the Ingress's TLS, with a platform token", async () => {

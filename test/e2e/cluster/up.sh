@@ -260,9 +260,12 @@ shutdownGracePeriod: 0s
 rotateCertificates: false
 serverTLSBootstrap: false
 EOF
+# --containerd: the socket cAdvisor (inside the kubelet) asks for each container's image and name; at
+# its default address it finds no containerd, and its container series then lack the `image` label the
+# monitoring API's PromQL selects on (image!="").
 start kubelet "$KUBELET" --config="$E2E_STATE/kubelet.yaml" --kubeconfig="$kubeconfig" \
   --root-dir="$E2E_STATE/kubelet" --cert-dir="$E2E_STATE/kubelet/pki" \
-  --hostname-override="$E2E_NODE_NAME" --node-ip="$E2E_NODE_IP" --v=1
+  --hostname-override="$E2E_NODE_NAME" --node-ip="$E2E_NODE_IP" --containerd="$E2E_SOCK" --v=1
 
 kubectl_() { "$KUBECTL" --kubeconfig="$kubeconfig" "$@"; }
 node_ready() {
@@ -385,7 +388,11 @@ scrape_configs:
 $(kubelet_job kubelet /metrics)
 $(kubelet_job kubelet-cadvisor /metrics/cadvisor)
 $(kubelet_job kubelet-resource /metrics/resource)
+  # Every second: the recorded per-CPU busy seconds are sampled at each rule evaluation (5 s) from
+  # the latest scrape, so a rate of them is off by at most one scrape interval in five.
   - job_name: node-exporter
+    scrape_interval: 1s
+    scrape_timeout: 1s
     static_configs:
       - targets: ["$E2E_NODE_IP:$node_exporter_port"]
         labels: {namespace: $monitoring_ns, pod: node-exporter}
