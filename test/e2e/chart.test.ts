@@ -647,7 +647,7 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     assert.match(await metrics.text(), /^platform_http_requests_total\{/m);
   });
 
-  test("through the Ingress: the real node's CPU and memory, a server Pod's usage and the cluster's, as Prometheus scraped them", async () => {
+  test("through the Ingress: the real node's CPU and memory, a server Pod's usage and the cluster's, as Prometheus scraped them", async (t) => {
     const { access_token } = await login(adminPassword);
     const node = JSON.parse(await kubectl(['get', 'node', nodeName, '-o', 'json'])) as {
       status: { capacity: Record<string, string>; addresses: { type: string; address: string }[] };
@@ -722,6 +722,11 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
       ]),
     );
     const clusterValue = (name: string) => clusterMetrics.get(name)!.value;
+    t.diagnostic(
+      [...nodeMetrics, ...podMetrics, ...clusterMetrics]
+        .map(([name, { value }]) => `${name} ${value}`)
+        .join(', '),
+    );
     // One node: the cluster's totals are the node's.
     assert.equal(clusterValue('cluster_cpu_total'), nodeValue('node_cpu_total'));
     assert.equal(clusterValue('cluster_memory_total'), nodeValue('node_memory_total'));
