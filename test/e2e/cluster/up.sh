@@ -421,6 +421,5 @@ E2E_APISERVER=$apiserver
 E2E_STATE=$E2E_STATE
 E2E_CONTAINERD_SOCK=$E2E_SOCK
 E2E_PROMETHEUS_URL=http://$E2E_NODE_IP:$prometheus_port
-E2E_MONITORING_NAMESPACE=$monitoring_ns
 EOF
 e2e_log "up: Node $E2E_NODE_NAME Ready, Ingress at http://127.0.0.1:$ingress_port"
