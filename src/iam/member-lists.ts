@@ -1,6 +1,8 @@
 import type { Identity } from '../kernel/identity.ts';
-import { parseListQuery, type RawQuery } from '../list-query/list-query.ts';
-import { matchesMetadata, sortAndPage, type Page } from '../list-query/metadata-page.ts';
+import { ListQueryParser, type ListQuery, type RawQuery } from '../list-query/list-query.ts';
+import { matchesMetadata } from '../list-query/metadata-page.ts';
+import { ObjectJson, pageBody, PageMemo } from '../list-query/page-body.ts';
+import { pageInOrder, SortedIndex } from '../list-query/sorted-index.ts';
 import type { UserObject } from '../users/iam-resources.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound as userNotFound } from './member-roles.ts';
@@ -20,6 +22,9 @@ const ROLE_PARAMETER: Record<MemberPlace['scope'], string> = {
   namespace: 'role',
 };
 
+/** Bound on the page bodies kept for repeated queries of unchanged members. */
+const PAGE_MEMO_BYTES = 2 * 1024 * 1024;
+
 /**
  * The members of the cluster, of a workspace and of a namespace, as the original serves them: each a
  * User (never a secret: user-view.ts) annotated with its role at that scope (`iam.<p>.io/clusterrole`,
@@ -34,6 +39,10 @@ export class MemberLists {
   readonly #users: UserDirectory;
   readonly #words: RoleVocabulary;
   readonly #ledgerAnnotation: string;
+  readonly #queries = new Map<MemberPlace['scope'], ListQueryParser>();
+  readonly #sorted = new SortedIndex<UserObject>();
+  readonly #json = new ObjectJson<UserObject>();
+  readonly #pages = new PageMemo({ maxBytes: PAGE_MEMO_BYTES });
 
   constructor(deps: {
     cache: RoleCache;
@@ -46,39 +55,56 @@ export class MemberLists {
     this.#users = deps.users;
     this.#words = deps.vocabulary;
     this.#ledgerAnnotation = `${deps.users.iam.group}/login-attempts`;
+    for (const scope of ['cluster', 'workspace', 'namespace'] as const) {
+      const filters = { email: undefined, ingroup: undefined, notingroup: undefined };
+      this.#queries.set(
+        scope,
+        new ListQueryParser({ filters: { ...filters, [ROLE_PARAMETER[scope]]: undefined } }),
+      );
+    }
   }
 
-  async list(caller: Identity, place: MemberPlace, raw: RawQuery): Promise<Page<UserObject>> {
+  /**
+   * A page of members, as the JSON body to send: the users sorted once per state, each member's JSON
+   * made once per user version and role, and a page asked again of unchanged users and bindings is the
+   * body built before (every caller allowed to list a scope's members gets the same page for a query).
+   */
+  async list(caller: Identity, place: MemberPlace, url: string, raw: () => RawQuery): Promise<Buffer> {
     await this.#access.authorize(caller, place, 'members');
-    const roleParameter = ROLE_PARAMETER[place.scope];
-    const query = parseListQuery(raw, {
-      filters: { email: undefined, ingroup: undefined, notingroup: undefined, [roleParameter]: undefined },
-    });
+    const query = this.#queries.get(place.scope)!.parse(url, raw);
+    const usersTag = this.#users.stateTag();
+    const stateTag = `${usersTag}/${this.#cache.stateTag}`;
+    const key = `${place.scope}/${this.#where(place)}\u0000${query.canonical}`;
+    const known = this.#pages.get(stateTag, key);
+    if (known) return known;
+    const body = this.#page(place, query, usersTag);
+    this.#pages.set(stateTag, key, body);
+    return body;
+  }
+
+  #page(place: MemberPlace, query: ListQuery, usersTag: string): Buffer {
     const email = query.filters.get('email');
     const inGroup = query.filters.get('ingroup');
     const notInGroup = query.filters.get('notingroup');
-    const users = new Map(this.#users.list().map((u) => [u.metadata.name, u]));
-    const members: { user: UserObject; role: string }[] = [];
-    for (const { username, role } of this.#memberships(place, query.filters.get(roleParameter))) {
-      const user = users.get(username);
-      if (
-        user &&
+    const roleOf = new Map<string, string>();
+    for (const { username, role } of this.#memberships(place, query.filters.get(ROLE_PARAMETER[place.scope])))
+      roleOf.set(username, role);
+    const sorted = this.#sorted.descending(usersTag, query.sortBy, () => this.#users.list());
+    const page = pageInOrder(
+      sorted,
+      query,
+      (user) =>
+        roleOf.has(user.metadata.name) &&
         matchesMetadata(user, query, this.#words.alias) &&
         (email === undefined || user.spec?.email === email) &&
         (inGroup === undefined || (user.spec?.groups ?? []).includes(inGroup)) &&
-        (notInGroup === undefined || !(user.spec?.groups ?? []).includes(notInGroup))
-      )
-        members.push({ user, role });
-    }
-    const roleOf = new Map(members.map((m) => [m.user, m.role]));
-    const page = sortAndPage(
-      members.map((m) => m.user),
-      query,
+        (notInGroup === undefined || !(user.spec?.groups ?? []).includes(notInGroup)),
     );
-    return {
-      items: page.items.map((u) => this.#view(place, u, roleOf.get(u) ?? '')),
-      totalItems: page.totalItems,
-    };
+    const items = page.items.map((user) => {
+      const role = roleOf.get(user.metadata.name) ?? '';
+      return this.#json.text(user, `${place.scope}/${role}`, () => this.#view(place, user, role));
+    });
+    return pageBody(items, page.totalItems);
   }
 
   async get(caller: Identity, place: MemberPlace, username: string): Promise<UserObject> {
@@ -90,9 +116,12 @@ export class MemberLists {
   }
 
   #memberships(place: MemberPlace, role?: string): Membership[] {
-    const where =
-      place.scope === 'workspace' ? place.workspace : place.scope === 'namespace' ? place.namespace : '';
-    return membershipsOf(this.#cache.bindings(place.scope, where), role);
+    return membershipsOf(this.#cache.bindings(place.scope, this.#where(place)), role);
+  }
+
+  /** The workspace or namespace of a scope; the cluster's is empty. */
+  #where(place: MemberPlace): string {
+    return place.scope === 'workspace' ? place.workspace : place.scope === 'namespace' ? place.namespace : '';
   }
 
   #view(place: MemberPlace, user: UserObject, role: string): UserObject {

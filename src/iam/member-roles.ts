@@ -47,6 +47,11 @@ export class MemberRoles {
     this.#platform = deps.platformName;
   }
 
+  /** Changes whenever what `globalRoleOf` answers may (a role, a binding, the model). */
+  get stateTag(): string {
+    return this.#roles.stateTag;
+  }
+
   /** The user's global role name: the bound GlobalRole's, or (derived) `platform-admin` for who may do everything. */
   async globalRoleOf(user: UserObject): Promise<string | undefined> {
     if (this.#model() === 'original') return this.#roles.globalRoleOf(user.metadata.name)?.metadata.name;

@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from 'express';
+import { sendJsonBytes } from '../http/json-bytes.ts';
 import { identityOf } from '../http/request-context.ts';
 import { iamPrefix } from './iam-paths.ts';
 import type { MemberLists, MemberPlace } from './member-lists.ts';
@@ -28,7 +29,10 @@ export function membersRoutes(deps: { platformName: string; members: MemberLists
   ];
   for (const { path, item, place } of scopes) {
     router.get(`${prefix}/${path}`, async (req: Request<Params>, res: Response) => {
-      send(res, await deps.members.list(identityOf(req), place(req.params), req.query));
+      sendJsonBytes(
+        res,
+        await deps.members.list(identityOf(req), place(req.params), req.url, () => req.query),
+      );
     });
     router.get(`${prefix}/${path}/:${item}`, async (req: Request<Params>, res: Response) => {
       send(res, await deps.members.get(identityOf(req), place(req.params), req.params[item] ?? ''));

@@ -33,7 +33,7 @@ interface TypeOf {
 }
 
 /** What the cache does with each of its informers, whatever it holds. */
-type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop' | 'onEvent'>;
+type Running = Pick<Informer<object>, 'kind' | 'synced' | 'start' | 'stop' | 'onEvent' | 'resourceVersion'>;
 
 interface Named {
   metadata: { name: string; resourceVersion?: string };
@@ -93,6 +93,16 @@ export class RoleCache {
   /** Undefined until discovery has answered. */
   get model(): RoleModel | undefined {
     return this.#model;
+  }
+
+  /**
+   * Changes whenever a cached role, binding or scope name does (the resourceVersions the caches are
+   * current at): what a list built from them may be remembered under.
+   */
+  get stateTag(): string {
+    let tag = this.#model ?? '';
+    for (const informer of this.#informers) tag += `.${informer.resourceVersion}`;
+    return tag;
   }
 
   /** The model is known and every cache has its first list. */

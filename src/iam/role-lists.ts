@@ -1,6 +1,7 @@
 import type { Identity } from '../kernel/identity.ts';
-import { parseListQuery, type ListQuery, type RawQuery } from '../list-query/list-query.ts';
+import { ListQueryParser, type ListQuery, type RawQuery } from '../list-query/list-query.ts';
 import { matchesMetadata, sortAndPage, type Page } from '../list-query/metadata-page.ts';
+import { ObjectJson, pageBody, PageMemo } from '../list-query/page-body.ts';
 import type { RoleCache } from './role-cache.ts';
 import type { RoleObject, RoleVocabulary } from './role-objects.ts';
 import { aggregatedNames } from './role-templates.ts';
@@ -8,6 +9,22 @@ import { notFound, type Place, type ScopeAccess } from './scope-access.ts';
 
 /** The `aggregateTo` filter: the roles a role aggregates (its role templates). */
 const FILTERS = { aggregateTo: undefined };
+
+/** Bound on the page bodies kept for repeated queries of unchanged roles. */
+const PAGE_MEMO_BYTES = 2 * 1024 * 1024;
+
+/** Where a list's roles are, as part of a remembered page's key. */
+function placeKey(place: Place): string {
+  switch (place.scope) {
+    case 'global':
+    case 'cluster':
+      return place.scope;
+    case 'workspace':
+      return `workspace/${place.workspace}`;
+    case 'namespace':
+      return `namespace/${place.namespace}`;
+  }
+}
 
 /** The kind of each scope's roles, as a 404 names it. */
 function resourceOf(place: Place, iamGroup: string): { group: string; resource: string } {
@@ -70,6 +87,9 @@ export class RoleLists {
   readonly #access: ScopeAccess;
   readonly #words: RoleVocabulary;
   readonly #iamGroup: string;
+  readonly #queries = new ListQueryParser({ filters: FILTERS });
+  readonly #json = new ObjectJson<RoleObject>();
+  readonly #pages = new PageMemo({ maxBytes: PAGE_MEMO_BYTES });
 
   constructor(deps: { cache: RoleCache; access: ScopeAccess; vocabulary: RoleVocabulary; iamGroup: string }) {
     this.#cache = deps.cache;
@@ -78,17 +98,32 @@ export class RoleLists {
     this.#iamGroup = deps.iamGroup;
   }
 
-  async list(caller: Identity, place: Place, raw: RawQuery): Promise<Page<RoleObject>> {
+  /**
+   * A page of roles, as the JSON body to send: each role's JSON made once while it is unchanged, and a
+   * page asked again of unchanged caches is the body built before (every caller allowed to list a
+   * scope's roles gets the same page for a query).
+   */
+  async list(caller: Identity, place: Place, url: string, raw: () => RawQuery): Promise<Buffer> {
     await this.#access.authorize(caller, place, 'roles');
-    const query = parseListQuery(raw, { filters: FILTERS });
+    const query = this.#queries.parse(url, raw);
+    const stateTag = this.#cache.stateTag;
+    const key = `${placeKey(place)}\u0000${query.canonical}`;
+    const known = this.#pages.get(stateTag, key);
+    if (known) return known;
     const namespace = place.scope === 'namespace' ? place.namespace : '';
-    return selectRoles({
+    const page = selectRoles({
       place,
       query,
       roles: this.#cache.roles(place.scope, namespace),
       lookup: (name) => this.#cache.role(place.scope, name, namespace),
       vocabulary: this.#words,
     });
+    const body = pageBody(
+      page.items.map((role) => this.#json.text(role, '', () => role)),
+      page.totalItems,
+    );
+    this.#pages.set(stateTag, key, body);
+    return body;
   }
 
   async get(caller: Identity, place: Place, name: string): Promise<RoleObject> {

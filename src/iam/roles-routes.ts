@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from 'express';
+import { sendJsonBytes } from '../http/json-bytes.ts';
 import { identityOf } from '../http/request-context.ts';
 import { iamPrefix } from './iam-paths.ts';
 import type { RoleLists } from './role-lists.ts';
@@ -30,7 +31,7 @@ export function rolesRoutes(deps: { platformName: string; roles: RoleLists }): R
   ];
   for (const { path, item, place } of scopes) {
     router.get(`${prefix}/${path}`, async (req: Request<Params>, res: Response) => {
-      send(res, await deps.roles.list(identityOf(req), place(req.params), req.query));
+      sendJsonBytes(res, await deps.roles.list(identityOf(req), place(req.params), req.url, () => req.query));
     });
     router.get(`${prefix}/${path}/:${item}`, async (req: Request<Params>, res: Response) => {
       send(res, await deps.roles.get(identityOf(req), place(req.params), req.params[item] ?? ''));

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, OBJECT_TYPES, type JsonBody } from '../http/json-body.ts';
+import { sendJsonBytes } from '../http/json-bytes.ts';
 import { identityOf } from '../http/request-context.ts';
 import { iamPrefix } from './iam-paths.ts';
 import type { UserWrites } from './user-writes.ts';
@@ -22,7 +23,7 @@ export function usersRoutes(deps: { platformName: string; users: UsersService; w
   const prefix = iamPrefix(deps.platformName);
   const { writes } = deps;
   router.get(`${prefix}/users`, async (req: Request, res: Response) => {
-    res.set('Cache-Control', 'no-store').json(await deps.users.list(identityOf(req), req.query));
+    sendJsonBytes(res, await deps.users.list(identityOf(req), req.url, () => req.query));
   });
   router.post(`${prefix}/users`, userBody, async (req: Request, res: Response) => {
     res.set('Cache-Control', 'no-store').json(await writes.create(identityOf(req), bodyOf(res)));

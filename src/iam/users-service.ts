@@ -1,8 +1,10 @@
-import type { AccessReviewer } from '../access/access-review.ts';
+import type { AccessReviewer, ResourceAttributes } from '../access/access-review.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import type { Identity } from '../kernel/identity.ts';
-import { parseListQuery, type RawQuery } from '../list-query/list-query.ts';
-import { matchesMetadata, sortAndPage } from '../list-query/metadata-page.ts';
+import { ListQueryParser, type ListQuery, type RawQuery } from '../list-query/list-query.ts';
+import { matchesMetadata } from '../list-query/metadata-page.ts';
+import { ObjectJson, pageBody, PageMemo } from '../list-query/page-body.ts';
+import { pageInOrder, SortedIndex } from '../list-query/sorted-index.ts';
 import type { UserObject } from '../users/iam-resources.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
 import { notFound, type MemberRoles } from './member-roles.ts';
@@ -24,9 +26,25 @@ const UNSUPPORTED_FILTERS = [
   'notingroup',
 ];
 
-export interface UserList {
-  items: UserObject[];
-  totalItems: number;
+/** Bound on the page bodies kept for repeated queries of unchanged users (a console page is a few kB). */
+const PAGE_MEMO_BYTES = 1024 * 1024;
+
+/** The list's parameters, unless one of them is a member filter that is not served (400). */
+function refusingMemberFilters(raw: RawQuery): RawQuery {
+  for (const parameter of UNSUPPORTED_FILTERS) {
+    if (raw[parameter] !== undefined) {
+      throw new ApiError(
+        'BadRequest',
+        `query parameter "${parameter}" (listing the members of a scope) is not supported here`,
+        {
+          details: {
+            causes: [{ reason: 'FieldValueNotSupported', message: 'not supported', field: parameter }],
+          },
+        },
+      );
+    }
+  }
+  return raw;
 }
 
 /**
@@ -41,6 +59,12 @@ export class UsersService {
   readonly #words: RoleVocabulary;
   readonly #aliasAnnotation: string;
   readonly #ledgerAnnotation: string;
+  /** The question every list asks; frozen, so the reviewer keeps its cache key (access-review.ts). */
+  readonly #listUsers: ResourceAttributes;
+  readonly #queries = new ListQueryParser({ filters: { email: undefined, globalrole: undefined } });
+  readonly #sorted = new SortedIndex<UserObject>();
+  readonly #json = new ObjectJson<UserObject>();
+  readonly #pages = new PageMemo({ maxBytes: PAGE_MEMO_BYTES });
 
   constructor(deps: {
     users: UserDirectory;
@@ -55,6 +79,7 @@ export class UsersService {
     this.#words = deps.vocabulary;
     this.#aliasAnnotation = `${deps.platformName}.io/alias-name`;
     this.#ledgerAnnotation = `${deps.users.iam.group}/login-attempts`;
+    this.#listUsers = Object.freeze({ verb: 'list', group: deps.users.iam.group, resource: 'users' });
   }
 
   async get(caller: Identity, name: string): Promise<UserObject> {
@@ -71,45 +96,44 @@ export class UsersService {
     return this.#view(user, await this.#roles.globalRoleOf(user));
   }
 
-  async list(caller: Identity, raw: RawQuery): Promise<UserList> {
-    await this.#reviewer.authorize(caller, { verb: 'list', group: this.#users.iam.group, resource: 'users' });
-    for (const parameter of UNSUPPORTED_FILTERS) {
-      if (raw[parameter] !== undefined) {
-        throw new ApiError(
-          'BadRequest',
-          `query parameter "${parameter}" (listing the members of a scope) is not supported here`,
-          {
-            details: {
-              causes: [{ reason: 'FieldValueNotSupported', message: 'not supported', field: parameter }],
-            },
-          },
-        );
-      }
-    }
-    const query = parseListQuery(raw, { filters: { email: undefined, globalrole: undefined } });
+  /**
+   * A page of users, as the JSON body to send. Built from users sorted once per state and each user's
+   * JSON made once per version and role (page-body.ts); a page asked again of unchanged users and roles
+   * is the body built before. Every caller allowed to list users gets the same page for a query.
+   */
+  async list(caller: Identity, url: string, raw: () => RawQuery): Promise<Buffer> {
+    await this.#reviewer.authorize(caller, this.#listUsers);
+    const query = this.#queries.parse(url, () => refusingMemberFilters(raw()));
+    const stateTag = `${this.#users.stateTag()}/${this.#roles.stateTag}`;
+    const known = this.#pages.get(stateTag, query.canonical);
+    if (known) return known;
+    const body = await this.#page(query, stateTag);
+    this.#pages.set(stateTag, query.canonical, body);
+    return body;
+  }
+
+  async #page(query: ListQuery, stateTag: string): Promise<Buffer> {
     const email = query.filters.get('email');
     const globalRole = query.filters.get('globalrole');
-
-    let users = this.#users
-      .list()
-      .filter(
-        (u) =>
-          matchesMetadata(u, query, this.#aliasAnnotation) &&
-          (email === undefined || u.spec?.email === email),
-      );
+    const sorted = this.#sorted.descending(stateTag, query.sortBy, () => this.#users.list());
+    const matching = (u: UserObject) =>
+      matchesMetadata(u, query, this.#aliasAnnotation) && (email === undefined || u.spec?.email === email);
     // The global role is the one filter that needs the roles; asked only of what the other filters kept.
     const rolesOf = new Map<UserObject, string | undefined>();
     if (globalRole !== undefined) {
-      await Promise.all(users.map(async (u) => rolesOf.set(u, await this.#roles.globalRoleOf(u))));
-      users = users.filter((u) => rolesOf.get(u) === globalRole);
+      const candidates = sorted.filter(matching);
+      await Promise.all(candidates.map(async (u) => rolesOf.set(u, await this.#roles.globalRoleOf(u))));
     }
-    const page = sortAndPage(users, query);
-    const items = await Promise.all(
-      page.items.map(async (u) =>
-        this.#view(u, rolesOf.has(u) ? rolesOf.get(u) : await this.#roles.globalRoleOf(u)),
-      ),
+    const page = pageInOrder(sorted, query, (u) =>
+      globalRole === undefined ? matching(u) : rolesOf.get(u) === globalRole,
     );
-    return { items, totalItems: page.totalItems };
+    const items = await Promise.all(
+      page.items.map(async (u) => {
+        const role = rolesOf.has(u) ? rolesOf.get(u) : await this.#roles.globalRoleOf(u);
+        return this.#json.text(u, role ?? '', () => this.#view(u, role));
+      }),
+    );
+    return pageBody(items, page.totalItems);
   }
 
   #view(user: UserObject, globalRole: string | undefined): UserObject {

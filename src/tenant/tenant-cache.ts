@@ -19,6 +19,8 @@ type Binding = KubeObject & { subjects?: Subject[] };
 /** What the tenant API reads: answered from memory. */
 export interface TenantReads {
   listWorkspaces(resource: WorkspaceResource): KubeObject[];
+  /** Changes whenever `listWorkspaces(resource)` may answer differently. */
+  workspacesStateTag(resource: WorkspaceResource): string;
   getWorkspace(resource: WorkspaceResource, name: string): KubeObject | undefined;
   memberWorkspaces(username: string, groups: readonly string[]): Set<string>;
   workspaceNamespaces(workspace: string): KubeObject[];
@@ -100,6 +102,11 @@ export class TenantCache implements TenantReads {
 
   listWorkspaces(resource: WorkspaceResource): KubeObject[] {
     return this.#caches.get(resource)?.list() ?? [];
+  }
+
+  workspacesStateTag(resource: WorkspaceResource): string {
+    const cache = this.#caches.get(resource);
+    return cache ? `${cache.synced ? 'synced' : 'listing'}.${cache.resourceVersion}` : 'not-installed';
   }
 
   getWorkspace(resource: WorkspaceResource, name: string): KubeObject | undefined {

@@ -12,6 +12,7 @@ import { tenantRoutes } from './tenant-routes.ts';
 import { TenantStore, tenantNames } from './tenant-store.ts';
 import { TenantWriter } from './tenant-writes.ts';
 import { WorkspaceAccess } from './workspace-access.ts';
+import { WorkspacePages } from './workspace-pages.ts';
 
 /** Bounds each request to the kube-apiserver (a write, or the read a write checks first). */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -48,6 +49,7 @@ export const tenantModule: FeatureModule = {
     });
     const access = new WorkspaceAccess({ store: cache, access: ctx.get(accessReviewerRef), names });
     ctx.provide(workspaceAccessRef, access);
+    const pages = new WorkspacePages({ store: cache, access, names });
     const writer = new TenantWriter({ store, access: ctx.get(accessReviewerRef), names, platformName });
     // Workspaces and projects kept in step, by whichever replica leads (docs/reconcilers.md).
     const reconciler = new TenantReconciler({
@@ -61,7 +63,7 @@ export const tenantModule: FeatureModule = {
     let removeReconciler: (() => Promise<void>) | undefined;
     return {
       edge: {
-        protectedRoutes: [tenantRoutes({ platformName, names, access, writer })],
+        protectedRoutes: [tenantRoutes({ platformName, names, access, pages, writer })],
         openApi: [tenantApi({ platformName, version: packageVersion() })],
       },
       readiness: { 'tenant-cache': () => cache.ready },

@@ -1,11 +1,13 @@
 import { Router, type Request, type Response } from 'express';
 import { jsonBody, OBJECT_TYPES, PATCH_TYPES, type JsonBody } from '../http/json-body.ts';
 import { identityOf } from '../http/request-context.ts';
-import { parseListQuery } from '../list-query/list-query.ts';
+import { sendJsonBytes } from '../http/json-bytes.ts';
+import { ListQueryParser, parseListQuery } from '../list-query/list-query.ts';
 import { pageObjects } from './object-page.ts';
 import type { TenantNames, WorkspaceResource } from './tenant-store.ts';
 import type { Patch, TenantWriter } from './tenant-writes.ts';
 import type { WorkspaceAccess } from './workspace-access.ts';
+import type { WorkspacePages } from './workspace-pages.ts';
 
 /** The largest object a write may send (the kube-apiserver's own limit is 3 MiB; these are small). */
 export const MAX_OBJECT_BYTES = 256 * 1024;
@@ -40,16 +42,17 @@ export function tenantRoutes(deps: {
   platformName: string;
   names: TenantNames;
   access: WorkspaceAccess;
+  pages: WorkspacePages;
   writer: TenantWriter;
 }): Router {
   const { names, access, writer } = deps;
   const base = tenantApiPath(deps.platformName);
   const router = Router();
 
+  const workspaceQueries = new ListQueryParser();
   const listWorkspaces = (resource: WorkspaceResource) => async (req: Request, res: Response) => {
-    const query = parseListQuery(req.query);
-    const visible = await access.visibleWorkspaces(identityOf(req), resource);
-    res.set('Cache-Control', 'no-store').json(pageObjects(visible, query, names.aliasAnnotation));
+    const query = workspaceQueries.parse(req.url, () => req.query);
+    sendJsonBytes(res, await deps.pages.page(identityOf(req), resource, query));
   };
   const getWorkspace =
     (resource: WorkspaceResource) => async (req: Request<{ workspace: string }>, res: Response) => {

@@ -12,6 +12,8 @@ export interface UserDirectory {
   get(name: string): Promise<UserObject | undefined>;
   /** Every cached user. */
   list(): readonly UserObject[];
+  /** Changes whenever a cached user does (the resourceVersion the cache is current at). */
+  stateTag(): string;
 }
 
 export const userDirectoryRef = serviceRef<UserDirectory>('user-directory');

@@ -75,6 +75,7 @@ export const usersModule: FeatureModule = {
       iam: api.iam,
       get: (name) => store.get(name),
       list: () => informer.list(),
+      stateTag: () => informer.resourceVersion,
     });
 
     let sweep: NodeJS.Timeout | undefined;

@@ -1,13 +1,13 @@
 // Ours beside the original (KubeSphere's ks-apiserver v3.4.1, built from its public source), both up on
 // one real control plane holding 5,000 nodes and 10,000 pods in 100 namespaces, 200 users and 20
-// workspaces: the routes the original's console calls, with its query strings, at 10 connections (the
+// workspaces (roles and members seeded at each scope): the routes the original's console calls, with its query strings, at 10 connections (the
 // password grant at 4), the two servers interleaved over rounds; the median of the rounds.
 // Opt-in: needs ORIGINAL_APISERVER, a built binary (test/bench/build-original-apiserver.sh prints its path).
 //
 //   source scripts/ensure-node.sh
 //   ORIGINAL_APISERVER=$(bash test/bench/build-original-apiserver.sh) npm run bench:vs-original
 //     [-- --rounds=3 --duration=10 --nodes=5000 --pods=10000 --namespaces=100 --users=200 --workspaces=20]
-//     [--route=<part of a route's name>: only those routes, e.g. --route=grant]
+//     [--route=<parts of routes' names, comma-separated>: only those routes, e.g. --route=grant or --route=members,roles]
 //
 // stdout: one JSON line per route (route, kind, ours_rps, original_rps, ratio, ours_p50_ms,
 // original_p50_ms, meets_goal), then a summary line (routes, routes_meeting_goal, rss_at_rest_ratio).
@@ -50,6 +50,14 @@ const LOGIN_USER = 'bench-user-1';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const ws = (i: number) => `bench-ws-${String(i).padStart(2, '0')}`;
+/** The node, namespace and workspace the routes of one object ask about (the namespace is in that workspace). */
+const SUBJECT = 7;
+/** Roles seeded at each scope (beyond what either server or the cluster has): more than a page. */
+const ROLES_PER_SCOPE = 12;
+/** Members seeded at each scope: a few pages. */
+const MEMBERS_PER_SCOPE = 30;
+/** What the console asks of every role list: the roles someone created, not the system's. */
+const CREATED_ROLES = 'sortBy=createTime&limit=10&annotation=kubesphere.io%2Fcreator';
 
 type Kind = 'page' | 'object' | 'grant';
 interface Route {
@@ -63,8 +71,9 @@ interface Route {
 const GOAL: Record<Kind, number> = { page: 2, object: 1, grant: 0.95 };
 
 function routes(cluster: LargeCluster): Route[] {
-  const node = cluster.nodeNameOf(7);
-  const ns = cluster.namespaceOf(7);
+  const node = cluster.nodeNameOf(SUBJECT);
+  const ns = cluster.namespaceOf(SUBJECT);
+  const workspace = ws(SUBJECT % WORKSPACES);
   const r = '/kapis/resources.kubesphere.io/v1alpha3';
   const iam = '/kapis/iam.kubesphere.io/v1alpha2';
   return [
@@ -93,6 +102,26 @@ function routes(cluster: LargeCluster): Route[] {
       route: 'workspaces',
       kind: 'page',
       path: '/kapis/tenant.kubesphere.io/v1alpha3/workspacetemplates?sortBy=createTime&limit=10',
+    },
+    // Platform Roles, Cluster Members and Roles, a workspace's and a project's Members and Roles.
+    { route: 'platform roles', kind: 'page', path: `${iam}/globalroles?${CREATED_ROLES}` },
+    { route: 'cluster roles', kind: 'page', path: `${iam}/clusterroles?${CREATED_ROLES}` },
+    { route: 'cluster members', kind: 'page', path: `${iam}/clustermembers?sortBy=createTime&limit=10` },
+    {
+      route: 'workspace roles',
+      kind: 'page',
+      path: `${iam}/workspaces/${workspace}/workspaceroles?${CREATED_ROLES}`,
+    },
+    {
+      route: 'workspace members',
+      kind: 'page',
+      path: `${iam}/workspaces/${workspace}/workspacemembers?sortBy=createTime&limit=10`,
+    },
+    { route: 'project roles', kind: 'page', path: `${iam}/namespaces/${ns}/roles?${CREATED_ROLES}` },
+    {
+      route: 'project members',
+      kind: 'page',
+      path: `${iam}/namespaces/${ns}/members?sortBy=createTime&limit=10`,
     },
     { route: 'version', kind: 'object', path: '/kapis/version' },
     { route: 'password grant', kind: 'grant', path: '/oauth/token' },
@@ -186,6 +215,11 @@ async function seed(cluster: LargeCluster, crdDir: string): Promise<void> {
         'application/merge-patch+json',
       ),
     );
+    await seedRolesAndMembers(post, {
+      namespace: cluster.namespaceOf(SUBJECT),
+      workspace: ws(SUBJECT % WORKSPACES),
+      members: users.slice(1, 1 + MEMBERS_PER_SCOPE),
+    });
     const deployments = namespaces.flatMap((ns) =>
       Array.from({ length: DEPLOYMENTS_PER_NAMESPACE }, (_, i) => ({ ns, name: `web-${i}` })),
     );
@@ -193,11 +227,63 @@ async function seed(cluster: LargeCluster, crdDir: string): Promise<void> {
       post(`/apis/apps/v1/namespaces/${ns}/deployments`, deploymentFixture(name)),
     );
     log(
-      `# seeded ${USERS} users, ${WORKSPACES} workspaces over ${SPEC.namespaces} namespaces, ${deployments.length} Deployments`,
+      `# seeded ${USERS} users, ${WORKSPACES} workspaces over ${SPEC.namespaces} namespaces, ${deployments.length} Deployments, ` +
+        `${ROLES_PER_SCOPE} roles and ${MEMBERS_PER_SCOPE} members at the cluster, in ${ws(SUBJECT % WORKSPACES)} and in ${cluster.namespaceOf(SUBJECT)}`,
     );
   } finally {
     await client.close();
   }
+}
+
+/**
+ * Something for the role and member pages to list, as the console's dialogs write it: roles with the
+ * creator annotation (ClusterRoles, WorkspaceRoles labelled with the workspace, Roles in the namespace),
+ * and members bound to one of them by a binding per user, labelled with the user as the original labels it.
+ */
+async function seedRolesAndMembers(
+  post: (path: string, body: unknown) => Promise<unknown>,
+  at: { namespace: string; workspace: string; members: string[] },
+): Promise<void> {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const iam = '/apis/iam.kubesphere.io/v1alpha2';
+  const created = { 'kubesphere.io/creator': ME };
+  const userRef = (user: string) => ({ 'iam.kubesphere.io/user-ref': user });
+  const subject = (user: string) => [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }];
+  const wsLabel = { 'kubesphere.io/workspace': at.workspace };
+  const roles = Array.from({ length: ROLES_PER_SCOPE }, (_, i) => `bench-role-${String(i).padStart(2, '0')}`);
+  await inParallel(roles, 8, async (role) => {
+    await post(`${rbac}/clusterroles`, { metadata: { name: role, annotations: created }, rules: [] });
+    await post(`${iam}/workspaceroles`, {
+      apiVersion: 'iam.kubesphere.io/v1alpha2',
+      kind: 'WorkspaceRole',
+      metadata: { name: `${at.workspace}-${role}`, labels: wsLabel, annotations: created },
+      rules: [],
+    });
+    await post(`${rbac}/namespaces/${at.namespace}/roles`, {
+      metadata: { name: role, annotations: created },
+      rules: [],
+    });
+  });
+  const role = roles[0]!;
+  await inParallel(at.members, 8, async (user) => {
+    await post(`${rbac}/clusterrolebindings`, {
+      metadata: { name: `${user}-${role}`, labels: userRef(user) },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: subject(user),
+    });
+    await post(`${iam}/workspacerolebindings`, {
+      apiVersion: 'iam.kubesphere.io/v1alpha2',
+      kind: 'WorkspaceRoleBinding',
+      metadata: { name: `${user}-${at.workspace}-${role}`, labels: { ...userRef(user), ...wsLabel } },
+      roleRef: { apiGroup: 'iam.kubesphere.io', kind: 'WorkspaceRole', name: `${at.workspace}-${role}` },
+      subjects: subject(user),
+    });
+    await post(`${rbac}/namespaces/${at.namespace}/rolebindings`, {
+      metadata: { name: `${user}-${role}`, labels: userRef(user) },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role },
+      subjects: subject(user),
+    });
+  });
 }
 
 function deploymentFixture(name: string) {
@@ -337,7 +423,10 @@ async function main(): Promise<void> {
         { name: 'original', url: original.url, pid: original.pid, token: await accessToken(original.url) },
       ];
       const only = args.get('route');
-      const list = routes(cluster).filter((r) => only === undefined || r.route.includes(only));
+      const parts = only?.split(',');
+      const list = routes(cluster).filter(
+        (r) => parts === undefined || parts.some((p) => r.route.includes(p)),
+      );
       for (const route of list) {
         const answers = await Promise.all(servers.map((s) => probe(s.url, s.token, route)));
         log(`# ${route.route.padEnd(18)} ${route.path}: ours ${answers[0]}, original ${answers[1]}`);
