@@ -92,6 +92,8 @@ const SPREAD_ROUNDS = Number(args.get('spread-rounds') ?? 5);
 const SPREAD_DURATION_S = Math.min(DURATION_S, 5);
 // A directory for perf samples of each start's last round (perf-profile.ts); none by default.
 const SPREAD_PERF = process.env['BENCH_SPREAD_PERF'];
+// With --proxy, a directory for perf samples of each proxy's measured runs (ours, nginx, (q)); none by default.
+const PROXY_PERF = process.env['BENCH_PROXY_PERF'];
 const PREFIX = 'bench';
 const CORES = os.availableParallelism();
 
@@ -758,14 +760,22 @@ async function proxyOnly(setup: Setup) {
     apiserverDirect: [] as number[],
     apiserverViaProxy: [] as number[],
   };
+  let perfRuns = 0;
   const timed = async (
     label: string,
     spec: Omit<LoadSpec, 'durationSeconds'>,
     pids: { ours?: number; cpuOurs?: number[]; cpuApiserver: number[] },
   ) => {
     await load({ ...spec, durationSeconds: WARMUP_S });
+    const perfFile =
+      PROXY_PERF && pids.ours !== undefined
+        ? path.join(PROXY_PERF, `${label.replace(/\W+/g, '-')}-${++perfRuns}.data`)
+        : '';
+    const stopPerf = perfFile ? perfRecord(pids.ours!, perfFile, children) : undefined;
     const before = [cpuMs(pids.ours), cpuMs(apiserverPid)];
     const result = await load({ ...spec, durationSeconds: DURATION_S });
+    await stopPerf?.();
+    if (perfFile) log(`perf samples of ${label} in ${perfFile}, ${result.requests} requests`);
     const per = (i: number, now: number) => (now - before[i]!) / Math.max(1, result.requests);
     if (pids.ours !== undefined) pids.cpuOurs?.push(per(0, cpuMs(pids.ours)));
     pids.cpuApiserver.push(per(1, cpuMs(apiserverPid)));
