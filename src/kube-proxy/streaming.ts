@@ -10,7 +10,7 @@ import type { Upstream } from './impersonation.ts';
 import { settleLegacyUrlParseWarning } from './legacy-url-parse.ts';
 import { upstreamFailure, type RequestShape } from './request-shaping.ts';
 import { relayResponse } from './response-relay.ts';
-import { openUpstreamRequest, upstreamTarget } from './upstream-request.ts';
+import { carriesBody, openUpstreamRequest, upstreamTarget } from './upstream-request.ts';
 
 /** Writes an error to the client: on a response, or straight to the socket of an upgrade. */
 export interface ErrorWriter {
@@ -54,10 +54,10 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     options.duration
       .series({ source: 'proxy', verb, code: String(code) })
       .observe(Number(process.hrtime.bigint() - at) / 1e9);
+  const timedOut = (proxyReq: http.ClientRequest) =>
+    proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' }));
   const upstreamTimeout = (proxyReq: http.ClientRequest) =>
-    proxyReq.setTimeout(options.responseTimeoutMs, () => {
-      proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' }));
-    });
+    proxyReq.setTimeout(options.responseTimeoutMs, () => timedOut(proxyReq));
   const failureOf = (err: Error) => {
     const failure = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
     logger.warn('kube-apiserver proxy error', {
@@ -70,14 +70,23 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
 
   const forward = (req: http.IncomingMessage, res: http.ServerResponse, shape: RequestShape) => {
     const at = process.hrtime.bigint();
+    const withBody = carriesBody(req);
     const proxyReq = openUpstreamRequest(target, options.upstream.agent, req);
-    // Until the upstream answers, a silent connection is a failure; after that, streams may idle.
-    upstreamTimeout(proxyReq);
+    // Until the upstream answers, a silent connection is a failure; after that, streams may idle. A request
+    // without a body is sent at once: one timer from now, where the connection's own timeout costs five
+    // listeners and two timer updates. One with a body may take longer to send: its connection's silence is timed.
+    let deadline: NodeJS.Timeout | undefined;
+    if (withBody) upstreamTimeout(proxyReq);
+    else deadline = setTimeout(timedOut, options.responseTimeoutMs, proxyReq);
+    const answeredOrFailed = () => {
+      if (withBody) proxyReq.setTimeout(0);
+      else clearTimeout(deadline);
+    };
     options.onRequest?.(proxyReq, req, res);
     let answered = false;
     proxyReq.once('response', (proxyRes) => {
       answered = true;
-      proxyReq.setTimeout(0);
+      answeredOrFailed();
       observe(shape.verb, at, proxyRes.statusCode ?? 0);
       relayResponse(proxyRes, res, {
         collectUpTo: shape.oneObjectOrList ? options.collectUpToBytes : 0,
@@ -89,6 +98,7 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
       });
     });
     proxyReq.on('error', (err) => {
+      answeredOrFailed();
       // The client went away before the answer (below): nothing to tell anyone.
       if (res.destroyed) return;
       observe(shape.verb, at, 'error');
@@ -98,7 +108,9 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     });
     // A client that went away before the answer does not need it: the kube-apiserver can stop.
     res.once('close', () => {
-      if (!answered) proxyReq.destroy();
+      if (answered) return;
+      answeredOrFailed();
+      proxyReq.destroy();
     });
   };
 

@@ -43,7 +43,7 @@ export function openUpstreamRequest(
 ): http.ClientRequest {
   const headers = req.headers;
   headers.host = target.host;
-  const hasBody = headers['transfer-encoding'] !== undefined || !noLength(headers['content-length']);
+  const hasBody = carriesBody(req);
   // As http-proxy did: a DELETE or OPTIONS without a body says so, rather than leave the length open.
   if (!hasBody && (req.method === 'DELETE' || req.method === 'OPTIONS')) headers['content-length'] = '0';
   const proxyReq = target.request({
@@ -63,6 +63,8 @@ export function openUpstreamRequest(
   return proxyReq;
 }
 
-function noLength(length: string | undefined): boolean {
-  return length === undefined || length === '0';
+/** The request has a body to stream upstream (a length above zero, or chunks). */
+export function carriesBody(req: http.IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
