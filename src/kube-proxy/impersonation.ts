@@ -11,9 +11,14 @@ export interface Upstream {
   agent: https.Agent;
   /** False only when the kubeconfig says to skip certificate verification. */
   verifyTls: boolean;
-  /** The server's own `Authorization` value, read per request: in-cluster ServiceAccount tokens rotate. */
-  authorization(): Promise<string | undefined>;
+  /**
+   * The server's own `Authorization` value, read per request: in-cluster ServiceAccount tokens rotate. At
+   * once while the last read is fresh (nearly every request), else a promise.
+   */
+  authorization(): Authorization | Promise<Authorization>;
 }
+
+type Authorization = string | undefined;
 
 /**
  * How long the server's own credential is reused before the kubeconfig is asked again. Asking costs a
@@ -22,18 +27,24 @@ export interface Upstream {
  */
 const AUTHORIZATION_TTL_MS = 1000;
 
-/** The last answer of `read` for `ttlMs`; a failed read is not kept. */
-function memoizeFor<T>(ttlMs: number, read: () => Promise<T>): () => Promise<T> {
-  let cached: { value: Promise<T>; until: number } | undefined;
+/**
+ * The last answer of `read` for `ttlMs`, at once (not a promise) once it has arrived; a failed read is not
+ * kept. At once, because a promise costs every proxied request a turn of the microtask queue.
+ */
+function memoizeFor<T>(ttlMs: number, read: () => Promise<T>): () => T | Promise<T> {
+  let cached: { value: Promise<T>; settled?: { value: T }; until: number } | undefined;
   return () => {
     const now = performance.now();
-    if (cached && now < cached.until) return cached.value;
+    if (cached && now < cached.until) return cached.settled ? cached.settled.value : cached.value;
     const value = read();
-    const entry = { value, until: now + ttlMs };
+    const entry: { value: Promise<T>; settled?: { value: T }; until: number } = { value, until: now + ttlMs };
     cached = entry;
-    value.catch(() => {
-      if (cached === entry) cached = undefined;
-    });
+    value.then(
+      (settled) => (entry.settled = { value: settled }),
+      () => {
+        if (cached === entry) cached = undefined;
+      },
+    );
     return value;
   };
 }
@@ -68,19 +79,36 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
 }
 
 /**
- * Makes the request speak as `identity`: every credential-bearing header the client sent
- * (Authorization, Impersonate-*, X-Remote-*, the bearer-token WebSocket subprotocol) is dropped, the server's own credential is set and the caller is
- * impersonated, so Kubernetes RBAC decides.
+ * Makes a request speak as `identity`: every credential-bearing header the client sent (Authorization,
+ * Impersonate-*, X-Remote-*, the bearer-token WebSocket subprotocol) is dropped, the server's own
+ * credential is set and the caller is impersonated, so Kubernetes RBAC decides. At once while the
+ * server's credential is cached; a promise when it has to be read.
  */
-export async function impersonate(
-  req: http.IncomingMessage,
-  identity: Identity,
-  upstream: Upstream,
-): Promise<void> {
-  stripClientCredentials(req.headers);
-  const authorization = await upstream.authorization();
-  if (authorization) req.headers['authorization'] = authorization;
-  req.headers['impersonate-user'] = identity.username;
-  const groups = groupsToImpersonate(identity);
-  if (groups.length > 0) req.headers['impersonate-group'] = groups; // one header line per group
+export type Impersonate = (req: http.IncomingMessage, identity: Identity) => void | Promise<void>;
+
+/** Impersonation through `upstream`, with each identity's Impersonate-Group values built once. */
+export function impersonator(upstream: Upstream): Impersonate {
+  // Identities are frozen and shared by a session's requests (the access-token authenticator).
+  const groupsByIdentity = new WeakMap<Identity, readonly string[]>();
+  const groupsOf = (identity: Identity): readonly string[] => {
+    let groups = groupsByIdentity.get(identity);
+    if (!groups) {
+      groups = Object.freeze(groupsToImpersonate(identity));
+      groupsByIdentity.set(identity, groups);
+    }
+    return groups;
+  };
+  const set = (req: http.IncomingMessage, identity: Identity, authorization: Authorization) => {
+    if (authorization) req.headers['authorization'] = authorization;
+    req.headers['impersonate-user'] = identity.username;
+    const groups = groupsOf(identity);
+    // One header line per group. Shared and frozen: the outgoing request only reads it.
+    if (groups.length > 0) req.headers['impersonate-group'] = groups as string[];
+  };
+  return (req, identity) => {
+    stripClientCredentials(req.headers);
+    const authorization = upstream.authorization();
+    if (authorization instanceof Promise) return authorization.then((value) => set(req, identity, value));
+    set(req, identity, authorization);
+  };
 }

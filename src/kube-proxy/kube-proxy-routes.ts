@@ -12,7 +12,7 @@ import { ApiError } from '../kernel/api-error.ts';
 import type { RequestVerb } from '../observability/api-request-info.ts';
 import type { Logger } from '../observability/logger.ts';
 import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
-import { impersonate, upstreamOf } from './impersonation.ts';
+import { impersonator, upstreamOf } from './impersonation.ts';
 import { isKubeApiPath, routeTemplateOf, shapeRequest, type RequestShape } from './request-shaping.ts';
 import type { StreamRegistry } from './stream-registry.ts';
 import { streamTracking } from './stream-tracking.ts';
@@ -51,6 +51,7 @@ const COLLECT_UP_TO_BYTES = 256 * 1024;
 export async function createKubeProxy(options: KubeProxyOptions): Promise<KubeProxy> {
   const { logger } = options;
   const upstream = await upstreamOf(options.kubeConfig);
+  const impersonate = impersonator(upstream);
   // Shared with the client-side instrumentation: source="proxy" tells the two apart.
   const tracking = options.streams
     ? streamTracking(options.streams, (req) => requestContext(req).identity)
@@ -62,7 +63,7 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
     logger,
     writeError: { response: writeErrorResponse, socket: writeUpgradeError },
     collectUpToBytes: COLLECT_UP_TO_BYTES,
-    ...(tracking ? { plugins: [tracking.plugin] } : {}),
+    ...(tracking ? { onRequest: tracking.trackRequest, plugins: [tracking.plugin] } : {}),
   });
 
   const handler: RequestHandler = (req, res, next) => {
@@ -78,7 +79,9 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
       next(err);
       return;
     }
-    impersonate(req, identityOf(req), upstream).then(() => streaming.forward(req, res, next, shape), next);
+    const impersonated = impersonate(req, identityOf(req));
+    if (impersonated) impersonated.then(() => streaming.forward(req, res, shape), next);
+    else streaming.forward(req, res, shape);
   };
 
   const upgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -98,7 +101,7 @@ export async function createKubeProxy(options: KubeProxyOptions): Promise<KubePr
       .admit(req)
       .then(async (identity) => {
         tracking?.trackUpgrade(req, socket, identity);
-        await impersonate(req, identity, upstream);
+        await impersonate(req, identity);
         streaming.forwardUpgrade(req, socket, head, verb);
       })
       .catch((err: unknown) => {

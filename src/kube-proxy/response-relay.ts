@@ -91,17 +91,26 @@ function collectThenSend(upstream: http.IncomingMessage, res: http.ServerRespons
     stream(upstream, res, chunks);
   };
   upstream.on('data', onData);
-  finished(upstream, (err) => {
+  // Three listeners where stream.finished() adds seven and takes them off again, once per proxied answer.
+  let settled = false;
+  const settle = (broken: boolean) => {
+    if (settled) return;
+    settled = true;
     if (streaming || res.destroyed) return;
     // Broke off before its end: nothing has been sent, so the client can still get an error answer.
-    if (err) return options.onBroken();
+    if (broken) return options.onBroken();
     res.setHeader('content-length', bytes);
     const socket = res.socket;
     socket?.cork();
     for (const chunk of chunks) res.write(chunk);
     res.end();
     socket?.uncork();
-  });
+  };
+  upstream.once('end', () => settle(false));
+  // An error, or a close before the end: the kube-apiserver broke off (an error listener also keeps the
+  // process alive when the connection resets).
+  upstream.on('error', () => settle(true));
+  upstream.once('close', () => settle(!upstream.complete));
 }
 
 /**
@@ -145,9 +154,11 @@ function coalesceWrites(upstream: http.IncomingMessage, res: http.ServerResponse
   res.once('close', () => upstream.off('data', cork));
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /** Header names listed in a Connection header: hop-by-hop for that message (RFC 9110 §7.6.1). */
-function connectionNamedHeaders(value: string | undefined): Set<string> {
-  if (!value) return new Set();
+function connectionNamedHeaders(value: string | undefined): ReadonlySet<string> {
+  if (!value) return NONE;
   return new Set(
     value
       .split(',')

@@ -13,7 +13,9 @@ import type { StreamOwner, StreamRegistry } from './stream-registry.ts';
  * In every case the upstream connection is closed too, so the kube-apiserver stops sending.
  */
 export interface StreamTracking {
-  /** For the proxy's plugin list: tracks plain HTTP requests (the identity comes from the request's auth). */
+  /** For each plain request's upstream request, as it is made (the identity comes from the request's auth). */
+  trackRequest(proxyReq: http.ClientRequest, req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** For the proxy's plugin list: follows the upstream side of the upgrades trackUpgrade() registered. */
   plugin: Plugin;
   /** For upgrades, which bypass express: call before handing the upgrade to the proxy. */
   trackUpgrade(req: http.IncomingMessage, socket: Duplex, owner: StreamOwner): void;
@@ -27,26 +29,30 @@ export function streamTracking(
   // The upstream side of each upgrade, as far as it exists yet: the request, then its socket.
   const upstreams = new WeakMap<http.IncomingMessage, { request?: http.ClientRequest; socket?: Duplex }>();
 
-  const plugin: Plugin = (proxyServer) => {
-    proxyServer.on('proxyReq', (proxyReq, req, res) => {
-      const identity = ownerOf(req);
-      if (!identity) return;
-      let upstreamResponse: http.IncomingMessage | undefined;
-      proxyReq.once('response', (proxyRes) => (upstreamResponse = proxyRes));
-      const untrack = registry.track(identity, () => {
-        if (upstreamResponse) {
-          upstreamResponse.unpipe(res);
-          upstreamResponse.destroy();
-        } else {
-          proxyReq.destroy();
-        }
-        const streamed = res.headersSent && res.getHeader('content-length') === undefined;
-        if (streamed && !res.writableEnded) res.end();
-        else res.destroy();
-      });
-      res.once('close', untrack);
+  const trackRequest = (
+    proxyReq: http.ClientRequest,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ) => {
+    const identity = ownerOf(req);
+    if (!identity) return;
+    let upstreamResponse: http.IncomingMessage | undefined;
+    proxyReq.once('response', (proxyRes) => (upstreamResponse = proxyRes));
+    const untrack = registry.track(identity, () => {
+      if (upstreamResponse) {
+        upstreamResponse.unpipe(res);
+        upstreamResponse.destroy();
+      } else {
+        proxyReq.destroy();
+      }
+      const streamed = res.headersSent && res.getHeader('content-length') === undefined;
+      if (streamed && !res.writableEnded) res.end();
+      else res.destroy();
     });
+    res.once('close', untrack);
+  };
 
+  const plugin: Plugin = (proxyServer) => {
     proxyServer.on('proxyReqWs', (proxyReq, req, socket) => {
       const upstream = upstreams.get(req);
       if (!upstream) return;
@@ -74,5 +80,5 @@ export function streamTracking(
     socket.once('close', untrack);
   };
 
-  return { plugin, trackUpgrade };
+  return { trackRequest, plugin, trackUpgrade };
 }

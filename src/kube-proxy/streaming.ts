@@ -10,6 +10,7 @@ import type { Upstream } from './impersonation.ts';
 import { settleLegacyUrlParseWarning } from './legacy-url-parse.ts';
 import { upstreamFailure, type RequestShape } from './request-shaping.ts';
 import { relayResponse } from './response-relay.ts';
+import { carriesBody, openUpstreamRequest, upstreamTarget } from './upstream-request.ts';
 
 /** Writes an error to the client: on a response, or straight to the socket of an upgrade. */
 export interface ErrorWriter {
@@ -29,57 +30,66 @@ export interface StreamingOptions {
    * and sent in one write (response-relay.ts); larger ones, and streams, are relayed as they arrive.
    */
   collectUpToBytes: number;
-  /** More http-proxy plugins (stream tracking). */
+  /** Called for every upstream request of a plain request, as it is made (stream tracking). */
+  onRequest?(proxyReq: http.ClientRequest, req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** More http-proxy plugins, for upgrades (stream tracking). */
   plugins?: Plugin[];
 }
 
 /** Forwards shaped, impersonated requests and upgrades to the kube-apiserver and streams the answers back. */
 export interface StreamingProxy {
-  forward(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    next: (err?: unknown) => void,
-    shape: RequestShape,
-  ): void;
+  forward(req: http.IncomingMessage, res: http.ServerResponse, shape: RequestShape): void;
   forwardUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, verb: RequestVerb): void;
 }
 
 /**
  * Relays responses (response-relay.ts) and upgrades (exec, attach, port-forward): a timeout only until
- * the upstream answers, upstream latency measured as source="proxy".
+ * the upstream answers, upstream latency measured as source="proxy". Plain requests go upstream with
+ * upstream-request.ts, upgrades with http-proxy-middleware.
  */
 export function streamingProxy(options: StreamingOptions): StreamingProxy {
   const { logger } = options;
-  const started = new WeakMap<http.IncomingMessage, { verb: RequestVerb; at: bigint; collect: boolean }>();
-  const observe = (req: http.IncomingMessage, code: number | 'error') => {
-    const state = started.get(req);
-    if (!state) return;
-    started.delete(req);
+  const target = upstreamTarget(options.upstream.target);
+  const observe = (verb: RequestVerb, at: bigint, code: number | 'error') =>
     options.duration
-      .series({ source: 'proxy', verb: state.verb, code: String(code) })
-      .observe(Number(process.hrtime.bigint() - state.at) / 1e9);
-  };
+      .series({ source: 'proxy', verb, code: String(code) })
+      .observe(Number(process.hrtime.bigint() - at) / 1e9);
+  const timedOut = (proxyReq: http.ClientRequest) =>
+    proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' }));
   const upstreamTimeout = (proxyReq: http.ClientRequest) =>
-    proxyReq.setTimeout(options.responseTimeoutMs, () => {
-      proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' }));
+    proxyReq.setTimeout(options.responseTimeoutMs, () => timedOut(proxyReq));
+  const failureOf = (err: Error) => {
+    const failure = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
+    logger.warn('kube-apiserver proxy error', {
+      error: err.message,
+      code: (err as NodeJS.ErrnoException).code,
+      status: failure.statusCode,
     });
+    return failure;
+  };
 
-  const events: Plugin = (proxyServer) => {
-    proxyServer.on('proxyReq', (proxyReq) => {
-      // Until the upstream answers, a silent connection is a failure; after that, streams may idle.
-      upstreamTimeout(proxyReq);
-      proxyReq.once('response', () => proxyReq.setTimeout(0));
-    });
-    proxyServer.on('proxyReqWs', (proxyReq) => {
-      upstreamTimeout(proxyReq);
-      proxyReq.once('upgrade', () => proxyReq.setTimeout(0));
-      proxyReq.once('response', () => proxyReq.setTimeout(0));
-    });
-    proxyServer.on('proxyRes', (proxyRes, req, res) => {
-      const collect = started.get(req)?.collect ?? false;
-      observe(req, proxyRes.statusCode ?? 0);
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, shape: RequestShape) => {
+    const at = process.hrtime.bigint();
+    const withBody = carriesBody(req);
+    const proxyReq = openUpstreamRequest(target, options.upstream.agent, req);
+    // Until the upstream answers, a silent connection is a failure; after that, streams may idle. A request
+    // without a body is sent at once: one timer from now, where the connection's own timeout costs five
+    // listeners and two timer updates. One with a body may take longer to send: its connection's silence is timed.
+    let deadline: NodeJS.Timeout | undefined;
+    if (withBody) upstreamTimeout(proxyReq);
+    else deadline = setTimeout(timedOut, options.responseTimeoutMs, proxyReq);
+    const answeredOrFailed = () => {
+      if (withBody) proxyReq.setTimeout(0);
+      else clearTimeout(deadline);
+    };
+    options.onRequest?.(proxyReq, req, res);
+    let answered = false;
+    proxyReq.once('response', (proxyRes) => {
+      answered = true;
+      answeredOrFailed();
+      observe(shape.verb, at, proxyRes.statusCode ?? 0);
       relayResponse(proxyRes, res, {
-        collectUpTo: collect ? options.collectUpToBytes : 0,
+        collectUpTo: shape.oneObjectOrList ? options.collectUpToBytes : 0,
         onBroken: () =>
           options.writeError.response(
             res,
@@ -87,21 +97,46 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
           ),
       });
     });
-    proxyServer.on('error', (err, req, target) => {
-      const failure = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
-      observe(req, 'error');
-      logger.warn('kube-apiserver proxy error', {
-        error: (err as Error).message,
-        code: (err as NodeJS.ErrnoException).code,
-        status: failure.statusCode,
+    proxyReq.on('error', (err) => {
+      answeredOrFailed();
+      // The client went away before the answer (below): nothing to tell anyone.
+      if (res.destroyed) return;
+      observe(shape.verb, at, 'error');
+      const failure = failureOf(err);
+      if (!res.headersSent) options.writeError.response(res, failure);
+      else res.destroy();
+    });
+    // A client that went away before the answer does not need it: the kube-apiserver can stop.
+    res.once('close', () => {
+      if (answered) return;
+      answeredOrFailed();
+      proxyReq.destroy();
+    });
+  };
+
+  // Upgrades only; their latency until the upgrade or the refusal.
+  const started = new WeakMap<http.IncomingMessage, { verb: RequestVerb; at: bigint }>();
+  const observeUpgrade = (req: http.IncomingMessage, code: number | 'error') => {
+    const state = started.get(req);
+    if (!state) return;
+    started.delete(req);
+    observe(state.verb, state.at, code);
+  };
+  const events: Plugin = (proxyServer) => {
+    proxyServer.on('proxyReqWs', (proxyReq, req) => {
+      upstreamTimeout(proxyReq);
+      proxyReq.once('upgrade', (proxyRes: http.IncomingMessage) => {
+        proxyReq.setTimeout(0);
+        observeUpgrade(req, proxyRes.statusCode ?? 101);
       });
-      const res = target as http.ServerResponse | Duplex;
-      if ('writeHead' in res) {
-        if (!res.headersSent) options.writeError.response(res, failure);
-        else res.destroy();
-      } else {
-        options.writeError.socket(res, failure);
-      }
+      proxyReq.once('response', (proxyRes) => {
+        proxyReq.setTimeout(0);
+        observeUpgrade(req, proxyRes.statusCode ?? 0);
+      });
+    });
+    proxyServer.on('error', (err, req, socket) => {
+      observeUpgrade(req, 'error');
+      options.writeError.socket(socket as Duplex, failureOf(err));
     });
   };
 
@@ -112,19 +147,15 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     agent: options.upstream.agent,
     secure: options.upstream.verifyTls,
     xfwd: false,
-    // Status, headers and body are relayed by response-relay.ts.
-    selfHandleResponse: true,
+    // Upgrades only: an answer that refuses one is relayed by http-proxy itself.
     ejectPlugins: true,
     plugins: [events, ...(options.plugins ?? [])],
   });
 
   return {
-    forward(req, res, next, shape) {
-      started.set(req, { verb: shape.verb, at: process.hrtime.bigint(), collect: shape.oneObjectOrList });
-      void proxy(req, res, next);
-    },
+    forward,
     forwardUpgrade(req, socket, head, verb) {
-      started.set(req, { verb, at: process.hrtime.bigint(), collect: false });
+      started.set(req, { verb, at: process.hrtime.bigint() });
       proxy.upgrade(req, socket as never, head);
     },
   };

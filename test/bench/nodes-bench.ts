@@ -13,7 +13,7 @@
 //   npm run bench:nodes -- --quick --storm  only the login storm, with where the cores went;
 //                                           BENCH_POOL_SCHED=idle also moves the server's pool threads
 //                                           to SCHED_IDLE (chrt; an experiment, not what the server does)
-//   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part, with CPU ms per request
+//   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part beside nginx (proxy_vs_nginx), with CPU ms per request
 //                                           of our server and the kube-apiserver; DIR: another checkout
 //                                           (its src/main.ts) run beside ours, rounds interleaved
 //   npm run bench:nodes -- --quick --page [--baseline=DIR]    only the node page (a), with CPU µs per request,
@@ -92,6 +92,8 @@ const SPREAD_ROUNDS = Number(args.get('spread-rounds') ?? 5);
 const SPREAD_DURATION_S = Math.min(DURATION_S, 5);
 // A directory for perf samples of each start's last round (perf-profile.ts); none by default.
 const SPREAD_PERF = process.env['BENCH_SPREAD_PERF'];
+// With --proxy, a directory for perf samples of each proxy's measured runs (ours, nginx, (q)); none by default.
+const PROXY_PERF = process.env['BENCH_PROXY_PERF'];
 const PREFIX = 'bench';
 const CORES = os.availableParallelism();
 
@@ -731,6 +733,7 @@ async function proxyOnly(setup: Setup) {
   const { cp } = setup;
   const { ours: server, baseline } = await oursAndBaseline(setup);
   const bareProxy = await startBareProxy(setup);
+  const nginx = await startNginx(setup);
   const proxyPath = '/api/v1/nodes?limit=10';
   const token = async (url: string) => ({
     Authorization: `Bearer ${(await login(url, setup.users[0]!)).access}`,
@@ -741,6 +744,7 @@ async function proxyOnly(setup: Setup) {
   const runs = {
     proxy: [] as LoadResult[],
     baseline: [] as LoadResult[],
+    nginx: [] as LoadResult[],
     bareProxy: [] as LoadResult[],
     direct: [] as LoadResult[],
     directImpersonating: [] as LoadResult[],
@@ -751,18 +755,27 @@ async function proxyOnly(setup: Setup) {
   const cpu = {
     proxy: [] as number[],
     baseline: [] as number[],
+    nginx: [] as number[],
     bareProxy: [] as number[],
     apiserverDirect: [] as number[],
     apiserverViaProxy: [] as number[],
   };
+  let perfRuns = 0;
   const timed = async (
     label: string,
     spec: Omit<LoadSpec, 'durationSeconds'>,
     pids: { ours?: number; cpuOurs?: number[]; cpuApiserver: number[] },
   ) => {
     await load({ ...spec, durationSeconds: WARMUP_S });
+    const perfFile =
+      PROXY_PERF && pids.ours !== undefined
+        ? path.join(PROXY_PERF, `${label.replace(/\W+/g, '-')}-${++perfRuns}.data`)
+        : '';
+    const stopPerf = perfFile ? perfRecord(pids.ours!, perfFile, children) : undefined;
     const before = [cpuMs(pids.ours), cpuMs(apiserverPid)];
     const result = await load({ ...spec, durationSeconds: DURATION_S });
+    await stopPerf?.();
+    if (perfFile) log(`perf samples of ${label} in ${perfFile}, ${result.requests} requests`);
     const per = (i: number, now: number) => (now - before[i]!) / Math.max(1, result.requests);
     if (pids.ours !== undefined) pids.cpuOurs?.push(per(0, cpuMs(pids.ours)));
     pids.cpuApiserver.push(per(1, cpuMs(apiserverPid)));
@@ -776,13 +789,36 @@ async function proxyOnly(setup: Setup) {
   };
   for (let round = 1; round <= ROUNDS; round++) {
     log(`round ${round} of ${ROUNDS}`);
-    runs.proxy.push(
-      await timed(
-        '(p) ours, proxy',
-        { url: `${server.url}${proxyPath}`, headers: ours, connections: CONNECTIONS },
-        { ours: server.pid, cpuOurs: cpu.proxy, cpuApiserver: cpu.apiserverViaProxy },
-      ),
-    );
+    // Ours and nginx back to back, the order alternating, as in the full benchmark: proxy_vs_nginx.
+    const proxied = {
+      ours: async () =>
+        runs.proxy.push(
+          await timed(
+            '(p) ours, proxy',
+            { url: `${server.url}${proxyPath}`, headers: ours, connections: CONNECTIONS },
+            { ours: server.pid, cpuOurs: cpu.proxy, cpuApiserver: cpu.apiserverViaProxy },
+          ),
+        ),
+      nginx: async () => {
+        const result = await timed(
+          '(n) nginx, same path, same credential and impersonation',
+          { url: `${nginx.url}${proxyPath}`, connections: CONNECTIONS },
+          { ours: nginx.pid, cpuOurs: cpu.nginx, cpuApiserver: [] },
+        );
+        if (result.non2xx + result.errors)
+          throw new Error(
+            `nginx failed ${result.non2xx + result.errors} requests; see ${cp.dir}/nginx-error.log`,
+          );
+        runs.nginx.push(result);
+      },
+    };
+    if (round % 2) {
+      await proxied.ours();
+      await proxied.nginx();
+    } else {
+      await proxied.nginx();
+      await proxied.ours();
+    }
     if (baseline && theirs)
       runs.baseline.push(
         await timed(
@@ -818,6 +854,7 @@ async function proxyOnly(setup: Setup) {
       ),
     );
   }
+  await nginx.stop();
   await baseline?.stop();
   await server.stop();
   const m = (rs: LoadResult[]) => median(rs.map((r) => r.requestsPerSecond));
@@ -833,6 +870,9 @@ async function proxyOnly(setup: Setup) {
     proxy_ratio: m(runs.proxy) / m(runs.direct),
     proxy_vs_impersonating_ratio: m(runs.proxy) / m(runs.directImpersonating),
     proxy_cpu_ms_per_request: median(cpu.proxy),
+    nginx_rps: m(runs.nginx),
+    proxy_vs_nginx: median(runs.proxy.map((r, i) => r.requestsPerSecond / runs.nginx[i]!.requestsPerSecond)),
+    nginx_cpu_ms_per_request: median(cpu.nginx),
     bare_proxy_rps: m(runs.bareProxy),
     bare_proxy_ratio: m(runs.bareProxy) / m(runs.direct),
     bare_proxy_cpu_ms_per_request: median(cpu.bareProxy),
@@ -858,8 +898,9 @@ async function proxyOnly(setup: Setup) {
         `, direct ${fmt(figures.direct_rps)}, direct impersonating ${fmt(figures.direct_impersonating_rps)}`,
       `proxy/direct: ours ${fmt(figures.proxy_ratio, 2)}` +
         (baseline ? `, baseline ${fmt(m(runs.baseline) / m(runs.direct), 2)}` : '') +
-        ` (goal ≥ 0.85); ours/direct impersonating ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy ${fmt(figures.bare_proxy_ratio, 2)}`,
-      `CPU ms per request: our server ${fmt(median(cpu.proxy), 2)}` +
+        `; ours/direct impersonating ${fmt(figures.proxy_vs_impersonating_ratio, 2)}; the smallest Node proxy ${fmt(figures.bare_proxy_ratio, 2)}`,
+      `proxy ÷ nginx: ${fmt(figures.proxy_vs_nginx, 2)} (goal ≥ 0.85; median of the rounds' ratios; nginx ${fmt(figures.nginx_rps)} req/s)`,
+      `CPU ms per request: our server ${fmt(median(cpu.proxy), 3)}, nginx ${fmt(median(cpu.nginx), 3)}` +
         (baseline ? `, baseline server ${fmt(median(cpu.baseline), 2)}` : '') +
         `, the smallest Node proxy ${fmt(median(cpu.bareProxy), 2)}` +
         `; kube-apiserver ${fmt(median(cpu.apiserverDirect), 2)} directly, ${fmt(median(cpu.apiserverViaProxy), 2)} through our proxy`,
