@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { indexVector, vectorOf, type Vector } from './vector-index.ts';
+import { VectorScanner, vectorOf, type Vector } from './vector-index.ts';
 
 /** One series of a Prometheus answer: an instant sample (`value`) or a range (`values`). */
 export interface PromSeries {
@@ -89,10 +89,12 @@ export class PrometheusClient {
     return this.#call(
       '/api/v1/query',
       { query: expr, time: String(time), timeout: this.#timeout() },
-      (bytes, status) => {
-        const indexed = indexVector(bytes);
+      async (body, status) => {
+        const scanner = new VectorScanner();
+        for await (const chunk of body) scanner.push(chunk);
+        const indexed = scanner.end();
         if (indexed) return indexed;
-        const data = dataOf<PromData>(bytes, status);
+        const data = dataOf<PromData>(Buffer.concat(scanner.chunks), status);
         return vectorOf(
           data.resultType === 'vector' && Array.isArray(data.result) ? (data.result as PromSeries[]) : [],
         );
@@ -136,7 +138,7 @@ export class PrometheusClient {
   #call<T>(
     path: string,
     params: Record<string, string>,
-    decode: (body: Buffer, status: number) => T = dataOf<T>,
+    decode: (body: AsyncIterable<Buffer>, status: number) => Promise<T> = parsed<T>,
     form = 'parsed',
   ): Promise<T> {
     const body = new URLSearchParams(params).toString();
@@ -218,7 +220,7 @@ export class PrometheusClient {
   async #post<T>(
     path: string,
     body: string,
-    decode: (body: Buffer, status: number) => T,
+    decode: (body: AsyncIterable<Buffer>, status: number) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     let res: Dispatcher.ResponseData;
@@ -235,14 +237,12 @@ export class PrometheusClient {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
       throw new PrometheusError(`cannot reach Prometheus: ${code}`);
     }
-    // Bytes, not text: a ranking reads a few labels of each series where they stand (indexVector).
-    let bytes: Uint8Array;
     try {
-      bytes = await res.body.bytes();
-    } catch {
+      return await decode(res.body, res.statusCode);
+    } catch (err) {
+      if (err instanceof PrometheusError) throw err;
       throw new PrometheusError(`Prometheus answered ${res.statusCode} without a JSON body`);
     }
-    return decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), res.statusCode);
   }
 
   /** Prometheus stops evaluating when this server stops waiting. */
@@ -253,6 +253,13 @@ export class PrometheusClient {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
+}
+
+/** The `data` of a Prometheus answer read whole. */
+async function parsed<T>(body: AsyncIterable<Buffer>, status: number): Promise<T> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return dataOf<T>(Buffer.concat(chunks), status);
 }
 
 /** The `data` of a Prometheus answer, or the PrometheusError its failure means. */

@@ -15,25 +15,30 @@ export const labelKey = (name: string): LabelKey => ({ name, bytes: Buffer.from(
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 const BRACE_OPEN = 0x7b;
 const BRACE_CLOSE = 0x7d;
 const BRACKET_CLOSE = 0x5d;
 
-/** Offsets kept per series: labels object [start, end), time [start, end), value's text [start, end). */
-const STRIDE = 6;
+/**
+ * Offsets kept per series: the segment (a piece of the answer's bytes) that holds it, then in that
+ * segment its labels object [start, end), time [start, end) and value's text [start, end) (-1: none).
+ */
+const STRIDE = 7;
 
 /**
  * The series of one instant-vector answer, located in the answer's bytes rather than parsed: a ranking
- * reads one label of thousands of series and shows ten, so it holds six numbers per series (in one
- * typed array, outside the JavaScript heap) and decodes only what it is asked for.
+ * reads one label of thousands of series and shows ten, so it holds seven numbers per series (in one
+ * typed array, outside the JavaScript heap) and the bytes as they came, and decodes only what it is
+ * asked for.
  */
 export class Vector {
   readonly length: number;
-  readonly #bytes: Buffer;
+  readonly #segments: readonly Buffer[];
   readonly #at: Int32Array;
 
-  constructor(bytes: Buffer, offsets: Int32Array) {
-    this.#bytes = bytes;
+  constructor(segments: readonly Buffer[], offsets: Int32Array) {
+    this.#segments = segments;
     this.#at = offsets;
     this.length = offsets.length / STRIDE;
   }
@@ -41,38 +46,37 @@ export class Vector {
   /** Series i's labels. */
   labels(i: number): Record<string, string> {
     const o = i * STRIDE;
-    return JSON.parse(this.#bytes.toString('utf8', this.#at[o]!, this.#at[o + 1]!)) as Record<string, string>;
+    const bytes = this.#segments[this.#at[o]!]!;
+    return JSON.parse(bytes.toString('utf8', this.#at[o + 1]!, this.#at[o + 2]!)) as Record<string, string>;
   }
 
   /** Series i's value of label `key`, or undefined when it has none. */
   label(i: number, key: LabelKey): string | undefined {
     const o = i * STRIDE;
-    const end = this.#at[o + 1]!;
-    const from = find(this.#bytes, key.bytes, this.#at[o]!, end);
+    const bytes = this.#segments[this.#at[o]!]!;
+    const end = this.#at[o + 2]!;
+    const from = find(bytes, key.bytes, this.#at[o + 1]!, end);
     if (from < 0) return undefined;
-    const to = next(this.#bytes, QUOTE, from);
+    const to = next(bytes, QUOTE, from);
     if (to >= end) return undefined;
-    return this.#string(from, to) ?? this.labels(i)[key.name];
+    return plainString(bytes, from, to) ?? this.labels(i)[key.name];
   }
 
   /** Series i's sample value as a number (as `Number` reads Prometheus' text), undefined when it has none. */
   value(i: number): number | undefined {
     const o = i * STRIDE;
-    if (this.#at[o + 4]! < 0) return undefined;
-    return Number(
-      this.#string(this.#at[o + 4]!, this.#at[o + 5]!) ?? this.#escaped(this.#at[o + 4]!, this.#at[o + 5]!),
-    );
+    if (this.#at[o + 5]! < 0) return undefined;
+    return Number(jsonString(this.#segments[this.#at[o]!]!, this.#at[o + 5]!, this.#at[o + 6]!));
   }
 
   /** Series i as Prometheus' parsed answer has it. */
   series(i: number): ParsedSample {
     const o = i * STRIDE;
     const metric = this.labels(i);
-    if (this.#at[o + 4]! < 0) return { metric };
-    const time = Number(this.#bytes.toString('latin1', this.#at[o + 2]!, this.#at[o + 3]!));
-    const start = this.#at[o + 4]!;
-    const end = this.#at[o + 5]!;
-    return { metric, value: [time, this.#string(start, end) ?? this.#escaped(start, end)] };
+    if (this.#at[o + 5]! < 0) return { metric };
+    const bytes = this.#segments[this.#at[o]!]!;
+    const time = Number(bytes.toString('latin1', this.#at[o + 3]!, this.#at[o + 4]!));
+    return { metric, value: [time, jsonString(bytes, this.#at[o + 5]!, this.#at[o + 6]!)] };
   }
 
   /** The series `keep` accepts (it reads each one's labels). */
@@ -81,19 +85,19 @@ export class Vector {
     let n = 0;
     for (let i = 0; i < this.length; i++)
       if (keep(this.labels(i))) for (let j = i * STRIDE; j < (i + 1) * STRIDE; j++) kept[n++] = this.#at[j]!;
-    return new Vector(this.#bytes, kept.subarray(0, n));
-  }
-
-  /** The text of a JSON string's content [start, end) without escapes; undefined when it has one. */
-  #string(start: number, end: number): string | undefined {
-    for (let i = start; i < end; i++) if (this.#bytes[i] === BACKSLASH) return undefined;
-    return this.#bytes.toString('utf8', start, end);
-  }
-
-  #escaped(start: number, end: number): string {
-    return JSON.parse(this.#bytes.toString('utf8', start - 1, end + 1)) as string;
+    return new Vector(this.#segments, kept.subarray(0, n));
   }
 }
+
+/** The text of a JSON string's content [start, end) without escapes; undefined when it has one. */
+function plainString(bytes: Buffer, start: number, end: number): string | undefined {
+  for (let i = start; i < end; i++) if (bytes[i] === BACKSLASH) return undefined;
+  return bytes.toString('utf8', start, end);
+}
+
+/** The text of the JSON string whose content is [start, end), quoted in `bytes`. */
+const jsonString = (bytes: Buffer, start: number, end: number): string =>
+  plainString(bytes, start, end) ?? (JSON.parse(bytes.toString('utf8', start - 1, end + 1)) as string);
 
 /**
  * Where the value of the member `key` opens (just after `"name":"`) in the labels object [start, end),
@@ -112,12 +116,19 @@ function find(bytes: Buffer, key: Buffer, start: number, end: number): number {
   return -1;
 }
 
+/** The first `byte` at or after `from`, or the end; a loop, as the scan asks for thousands of near ones. */
+function next(bytes: Buffer, byte: number, from: number): number {
+  let i = from;
+  while (i < bytes.length && bytes[i] !== byte) i++;
+  return i;
+}
+
 /** An Int32Array that grows as series are found. */
 class Offsets {
   #array = new Int32Array(STRIDE * 256);
   #length = 0;
 
-  push(a: number, b: number, c: number, d: number, e: number, f: number): void {
+  push(segment: number, a: number, b: number, c: number, d: number, e: number, f: number): void {
     if (this.#length + STRIDE > this.#array.length) {
       const larger = new Int32Array(this.#array.length * 2);
       larger.set(this.#array);
@@ -125,12 +136,13 @@ class Offsets {
     }
     const at = this.#array;
     const n = this.#length;
-    at[n] = a;
-    at[n + 1] = b;
-    at[n + 2] = c;
-    at[n + 3] = d;
-    at[n + 4] = e;
-    at[n + 5] = f;
+    at[n] = segment;
+    at[n + 1] = a;
+    at[n + 2] = b;
+    at[n + 3] = c;
+    at[n + 4] = d;
+    at[n + 5] = e;
+    at[n + 6] = f;
     this.#length = n + STRIDE;
   }
 
@@ -142,67 +154,182 @@ class Offsets {
 const VECTOR_HEAD = Buffer.from('{"status":"success","data":{"resultType":"vector","result":[');
 const SERIES_HEAD = Buffer.from('{"metric":{');
 const VALUE_MEMBER = Buffer.from(',"value":[');
+const SERIES_END = Buffer.from(']}');
 
-function startsWith(bytes: Buffer, prefix: Buffer, at: number): boolean {
-  if (at + prefix.length > bytes.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false;
-  return true;
-}
+/** What a scan of bytes that may end too early found. */
+const MISMATCH = -1;
+const INCOMPLETE = -2;
 
-/** The first `byte` at or after `from`, or the end; a loop, as the scan asks for thousands of near ones. */
-function next(bytes: Buffer, byte: number, from: number): number {
-  let i = from;
-  while (i < bytes.length && bytes[i] !== byte) i++;
-  return i;
+/** 1 when `prefix` stands at `at`, MISMATCH when not, INCOMPLETE when the bytes end before telling. */
+function match(bytes: Buffer, prefix: Buffer, at: number): number {
+  for (let i = 0; i < prefix.length; i++) {
+    if (at + i >= bytes.length) return INCOMPLETE;
+    if (bytes[at + i] !== prefix[i]) return MISMATCH;
+  }
+  return 1;
 }
 
 /**
- * Just after the labels object opening at `at` (`{"a":"b",…}`), or -1 when there is none. It holds
+ * Just after the labels object opening at `at` (`{"a":"b",…}`), MISMATCH or INCOMPLETE. It holds
  * strings only and, in an answer without an escape, a `"` always bounds one.
  */
 function labelsEnd(bytes: Buffer, at: number): number {
+  const n = bytes.length;
   let i = at + 1;
+  if (i >= n) return INCOMPLETE;
   if (bytes[i] === BRACE_CLOSE) return i + 1;
   for (;;) {
     // "name":"value"
-    if (bytes[i] !== QUOTE) return -1;
+    if (i >= n) return INCOMPLETE;
+    if (bytes[i] !== QUOTE) return MISMATCH;
     i = next(bytes, QUOTE, i + 1) + 1;
-    if (bytes[i] !== 0x3a || bytes[i + 1] !== QUOTE) return -1;
+    if (i + 1 >= n) return INCOMPLETE;
+    if (bytes[i] !== COLON || bytes[i + 1] !== QUOTE) return MISMATCH;
     i = next(bytes, QUOTE, i + 2) + 1;
+    if (i >= n) return INCOMPLETE;
     if (bytes[i] === BRACE_CLOSE) return i + 1;
-    if (bytes[i] !== COMMA) return -1;
+    if (bytes[i] !== COMMA) return MISMATCH;
     i++;
   }
 }
 
 /**
- * The series of a successful instant-vector answer, found in its bytes without parsing it; undefined
- * when the answer holds an escape (`\`, rare in label values) or is not laid out as Prometheus lays a
- * vector out (a native histogram, another result type, an error), for the caller to parse it whole.
+ * The series of a successful instant-vector answer, found in its bytes as they arrive (chunk by chunk,
+ * never joined into one buffer or string): `push` each chunk, then `end()` gives the series, or
+ * undefined when the answer holds an escape (`\`, rare in label values) or is not laid out as
+ * Prometheus lays a vector out (a native histogram, another result type, an error), for the caller to
+ * parse `chunks` whole. A series split between two chunks is copied into a small segment of its own.
  */
-export function indexVector(bytes: Buffer): Vector | undefined {
-  if (!startsWith(bytes, VECTOR_HEAD, 0) || bytes.indexOf(BACKSLASH) >= 0) return undefined;
-  const offsets = new Offsets();
-  let at = VECTOR_HEAD.length;
-  if (bytes[at] === BRACKET_CLOSE) return new Vector(bytes, offsets.done());
-  for (;;) {
-    if (!startsWith(bytes, SERIES_HEAD, at)) return undefined;
+export class VectorScanner {
+  /** Every chunk, for the parser when the answer is not a plain vector. */
+  readonly chunks: Buffer[] = [];
+  readonly #segments: Buffer[] = [];
+  readonly #offsets = new Offsets();
+  #state: 'head' | 'first' | 'series' | 'separator' | 'done' | 'failed' = 'head';
+  /** The bytes not scanned yet: an unfinished series (or head) at the end of what came so far. */
+  #carry: Buffer | undefined;
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    if (this.#state === 'done' || this.#state === 'failed') return;
+    if (chunk.indexOf(BACKSLASH) >= 0) {
+      this.#state = 'failed';
+      return;
+    }
+    let rest = chunk;
+    if (this.#carry) {
+      const cut = this.#cut(this.#carry, chunk);
+      if (cut < 0) {
+        this.#carry = Buffer.concat([this.#carry, chunk]);
+        return;
+      }
+      const joined = Buffer.concat([this.#carry, chunk.subarray(0, cut)]);
+      this.#carry = undefined;
+      rest = chunk.subarray(cut);
+      const stop = this.#scan(joined);
+      if (stop < joined.length) {
+        this.#carry = Buffer.concat([joined.subarray(stop), rest]);
+        return;
+      }
+    }
+    const stop = this.#scan(rest);
+    if (stop < rest.length) this.#carry = rest.subarray(stop);
+  }
+
+  end(): Vector | undefined {
+    return this.#state === 'done' ? new Vector(this.#segments, this.#offsets.done()) : undefined;
+  }
+
+  /**
+   * Where in `chunk` the series the carried bytes begin ends (just after its `"]}`: a value's closing
+   * quote, then the sample's and the series' closing), or -1 when not in this chunk.
+   */
+  #cut(carry: Buffer, chunk: Buffer): number {
+    const last = carry[carry.length - 1];
+    if (last === BRACKET_CLOSE && carry[carry.length - 2] === QUOTE && chunk[0] === BRACE_CLOSE) return 1;
+    if (last === QUOTE && chunk[0] === BRACKET_CLOSE && chunk[1] === BRACE_CLOSE) return 2;
+    for (let i = chunk.indexOf(SERIES_END); i >= 0; i = chunk.indexOf(SERIES_END, i + 1))
+      if (i > 0 && chunk[i - 1] === QUOTE) return i + 2;
+    return -1;
+  }
+
+  /** Scans `bytes` as far as whole series go; where it stopped (the end when all of it was read). */
+  #scan(bytes: Buffer): number {
+    const segment = this.#segments.length;
+    this.#segments.push(bytes);
+    const n = bytes.length;
+    let at = 0;
+    for (;;) {
+      switch (this.#state) {
+        case 'done':
+        case 'failed':
+          return n;
+        case 'head': {
+          const m = match(bytes, VECTOR_HEAD, at);
+          if (m === INCOMPLETE) return at;
+          if (m === MISMATCH) this.#state = 'failed';
+          else {
+            at += VECTOR_HEAD.length;
+            this.#state = 'first';
+          }
+          break;
+        }
+        case 'first':
+          if (at >= n) return at;
+          if (bytes[at] === BRACKET_CLOSE) this.#state = 'done';
+          else this.#state = 'series';
+          break;
+        case 'separator':
+          if (at >= n) return at;
+          if (bytes[at] === COMMA) {
+            at++;
+            this.#state = 'series';
+          } else this.#state = bytes[at] === BRACKET_CLOSE ? 'done' : 'failed';
+          break;
+        case 'series': {
+          const end = this.#series(bytes, at, segment);
+          if (end === INCOMPLETE) return at;
+          if (end === MISMATCH) this.#state = 'failed';
+          else {
+            at = end;
+            this.#state = 'separator';
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  /** Just after the series at `at` (its offsets recorded), MISMATCH or INCOMPLETE. */
+  #series(bytes: Buffer, at: number, segment: number): number {
+    const n = bytes.length;
+    const head = match(bytes, SERIES_HEAD, at);
+    if (head !== 1) return head;
     const labelsStart = at + SERIES_HEAD.length - 1;
     const labelsStop = labelsEnd(bytes, labelsStart);
-    if (labelsStop < 0 || !startsWith(bytes, VALUE_MEMBER, labelsStop)) return undefined;
+    if (labelsStop < 0) return labelsStop;
+    const member = match(bytes, VALUE_MEMBER, labelsStop);
+    if (member !== 1) return member;
     const timeStart = labelsStop + VALUE_MEMBER.length;
     const timeEnd = next(bytes, COMMA, timeStart);
-    if (timeEnd === timeStart || bytes[timeEnd + 1] !== QUOTE) return undefined;
+    if (timeEnd + 1 >= n) return INCOMPLETE;
+    if (timeEnd === timeStart || bytes[timeEnd + 1] !== QUOTE) return MISMATCH;
     const valueEnd = next(bytes, QUOTE, timeEnd + 2);
-    if (bytes[valueEnd + 1] !== BRACKET_CLOSE || bytes[valueEnd + 2] !== BRACE_CLOSE) return undefined;
-    offsets.push(labelsStart, labelsStop, timeStart, timeEnd, timeEnd + 2, valueEnd);
-    at = valueEnd + 3;
-    if (bytes[at] === COMMA) at++;
-    else return bytes[at] === BRACKET_CLOSE ? new Vector(bytes, offsets.done()) : undefined;
+    if (valueEnd + 2 >= n) return INCOMPLETE;
+    if (bytes[valueEnd + 1] !== BRACKET_CLOSE || bytes[valueEnd + 2] !== BRACE_CLOSE) return MISMATCH;
+    this.#offsets.push(segment, labelsStart, labelsStop, timeStart, timeEnd, timeEnd + 2, valueEnd);
+    return valueEnd + 3;
   }
 }
 
-/** A parsed answer's series as a Vector (the rare answers indexVector leaves to the parser). */
+/** indexVector over an answer in one piece. */
+export function indexVector(bytes: Buffer): Vector | undefined {
+  const scanner = new VectorScanner();
+  scanner.push(bytes);
+  return scanner.end();
+}
+
+/** A parsed answer's series as a Vector (the rare answers the scanner leaves to the parser). */
 export function vectorOf(series: readonly ParsedSample[]): Vector {
   const parts: string[] = [];
   const offsets = new Offsets();
@@ -216,7 +343,7 @@ export function vectorOf(series: readonly ParsedSample[]): Vector {
     add(JSON.stringify(s.metric));
     const labelsEnd = at;
     if (!s.value) {
-      offsets.push(labelsStart, labelsEnd, -1, -1, -1, -1);
+      offsets.push(0, labelsStart, labelsEnd, -1, -1, -1, -1);
       add(' ');
       continue;
     }
@@ -226,8 +353,8 @@ export function vectorOf(series: readonly ParsedSample[]): Vector {
     add('"');
     const valueStart = at;
     add(JSON.stringify(s.value[1]).slice(1, -1));
-    offsets.push(labelsStart, labelsEnd, timeStart, timeEnd, valueStart, at);
+    offsets.push(0, labelsStart, labelsEnd, timeStart, timeEnd, valueStart, at);
     add('" ');
   }
-  return new Vector(Buffer.from(parts.join('')), offsets.done());
+  return new Vector([Buffer.from(parts.join(''))], offsets.done());
 }

@@ -10,7 +10,13 @@ import {
   type MetricsAnswer,
 } from '../../src/monitoring/metric-results.ts';
 import type { PromData, PromSeries } from '../../src/monitoring/prometheus-client.ts';
-import { indexVector, labelKey, vectorOf, type Vector } from '../../src/monitoring/vector-index.ts';
+import {
+  indexVector,
+  labelKey,
+  vectorOf,
+  VectorScanner,
+  type Vector,
+} from '../../src/monitoring/vector-index.ts';
 import { confineToNamespace } from '../../src/monitoring/namespace-confinement.ts';
 import {
   goDurationSeconds,
@@ -281,8 +287,11 @@ describe('ranking and paging', () => {
     });
     // As Prometheus writes its answer, and as the server locates its series without parsing it (or,
     // with an escape, parses it).
-    const indexed = (data: PromData, escapes: boolean): Vector => {
-      const found = indexVector(Buffer.from(JSON.stringify({ status: 'success', data })));
+    const indexed = (data: PromData, escapes: boolean, chunkSize: number): Vector => {
+      const bytes = Buffer.from(JSON.stringify({ status: 'success', data }));
+      const scanner = new VectorScanner();
+      for (let at = 0; at < bytes.length; at += chunkSize) scanner.push(bytes.subarray(at, at + chunkSize));
+      const found = scanner.end();
       assert.equal(found === undefined, escapes);
       return found ?? vectorOf(data.result as PromSeries[]);
     };
@@ -293,6 +302,8 @@ describe('ranking and paging', () => {
     ] as const)
       for (const escapes of [false, true]) {
         const raw = { usage: many(usage, 0, escapes), total: many(total, 3, escapes) };
+        // As the bytes come: in one piece, or in chunks that cut series anywhere.
+        const chunkSize = escapes ? 1 << 20 : usage === 23 ? 7 : 4096;
         for (const order of ['asc', 'desc'] as const)
           for (const page of [1, 2, 3, 9, 60]) {
             const options = { target: 'usage', order, identifier: 'node', page, limit: 4 };
@@ -308,9 +319,9 @@ describe('ranking and paging', () => {
             );
             const unreshaped = rankAndPageSeries(
               [
-                { metric_name: 'usage', series: indexed(raw.usage, escapes) },
+                { metric_name: 'usage', series: indexed(raw.usage, escapes, chunkSize) },
                 { metric_name: 'broken', error: 'x' },
-                { metric_name: 'total', series: indexed(raw.total, escapes) },
+                { metric_name: 'total', series: indexed(raw.total, escapes, 1) },
               ],
               options,
             );
@@ -353,8 +364,17 @@ describe('ranking and paging', () => {
       { metric: {}, value: [1, 'NaN'] },
       { metric: { xnode: 'y' }, value: [2, '1e+06'] },
     ];
-    const found = indexVector(bytes({ resultType: 'vector', result: plain }))!;
+    const whole = bytes({ resultType: 'vector', result: plain });
+    const found = indexVector(whole)!;
     assert.deepEqual(series(found), plain);
+    // In chunks cut at every two places: the same series.
+    for (let a = 1; a < whole.length; a += 3)
+      for (let b = a; b < whole.length; b += 5) {
+        const scanner = new VectorScanner();
+        for (const chunk of [whole.subarray(0, a), whole.subarray(a, b), whole.subarray(b)])
+          scanner.push(chunk);
+        assert.deepEqual(series(scanner.end()!), plain, `cut at ${a}, ${b}`);
+      }
     assert.deepEqual(
       Array.from({ length: found.length }, (_, i) => [found.label(i, node), found.value(i)]),
       [
