@@ -81,7 +81,7 @@ export class PrometheusClient {
   }
 
   /**
-   * An instant query's series, located in Prometheus' answer rather than parsed (indexVector), for a
+   * An instant query's series, located in Prometheus' answer rather than parsed (VectorScanner), for a
    * ranking that shows a page of thousands; none when the answer is not a vector. Cached apart from
    * query()'s parsed form.
    */
