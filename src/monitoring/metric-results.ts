@@ -1,5 +1,5 @@
 import type { PromData, PromSeries } from './prometheus-client.ts';
-import { labelOf, seriesOf, type IndexedSample } from './vector-index.ts';
+import { labelKey, type Vector } from './vector-index.ts';
 
 /**
  * One series in the original's shape: its labels (`metric`, absent when none), its sample (`value`) or
@@ -131,10 +131,10 @@ export function reshape(
   );
 }
 
-/** One metric to rank: its series, or undefined when it is not ranked (an error, a range). */
-interface RankInput<T> {
+/** One metric to rank: how many series it has, or undefined when it is not ranked (an error, a range). */
+interface RankInput {
   metric_name?: string;
-  rows: readonly T[] | undefined;
+  rows: number | undefined;
 }
 
 interface RankOptions {
@@ -145,56 +145,69 @@ interface RankOptions {
   limit: number;
 }
 
-/** How a ranking reads a series: the resource it is of ('' for none), its sample's value. */
-interface RankReader<T> {
-  nameOf: (row: T) => string;
-  valueOf: (row: T) => number | undefined;
+/** How a ranking reads row `row` of input `input`: the resource it is of ('' for none), its value. */
+interface RankReader {
+  nameOf: (input: number, row: number) => string;
+  valueOf: (input: number, row: number) => number | undefined;
 }
 
 /**
  * The original's ranking: every resource (the `identifier` label) found in any ranked metric gets a
  * row; rows follow `target`'s values (`asc` or `desc`; no value last, then NaN, ties by name), then the
  * resources `target` lacks, by name; every metric is laid out in those rows, so row i of each metric is
- * the same resource (undefined where it has no value). Only the requested page's rows are laid out.
+ * the same resource (-1 where it has no value). Only the requested page's rows are found: of the
+ * target, its best page × limit resources, not all of them in order.
  */
-function rankedPage<T>(
-  inputs: readonly RankInput<T>[],
+function rankedPage(
+  inputs: readonly RankInput[],
   options: RankOptions,
-  read: RankReader<T>,
-): { pages: ((T | undefined)[] | undefined)[]; total: number } {
-  const names = inputs.map(({ rows }) => rows?.map(read.nameOf));
-  const ordinal = new Map<string, number>();
-  const everyone = new Set<string>();
-  inputs.forEach(({ metric_name, rows }, i) => {
+  read: RankReader,
+): { pages: (Int32Array | undefined)[]; total: number } {
+  const start = (options.page - 1) * options.limit;
+  const end = start + options.limit;
+  const names = inputs.map(({ rows }, i) =>
+    rows === undefined ? undefined : Array.from({ length: rows }, (_, row) => read.nameOf(i, row)),
+  );
+  /** The resources given a row so far (in the page or not), and the page's: name → row in the page. */
+  const ranked = new Set<string>();
+  const inPage = new Map<string, number>();
+  const place = (name: string, ordinal: number) => {
+    if (ordinal >= start && ordinal < end) inPage.set(name, ordinal - start);
+  };
+  inputs.forEach(({ metric_name }, i) => {
     const named = names[i];
-    if (!rows || !named) return;
-    if (metric_name === options.target)
-      for (const name of byValue(rows, named, options.order, read.valueOf))
-        if (name !== '' && !ordinal.has(name)) ordinal.set(name, ordinal.size);
-    for (const name of named) if (name !== '') everyone.add(name);
+    if (!named || metric_name !== options.target) return;
+    const rows: number[] = [];
+    for (let row = 0; row < named.length; row++)
+      if (named[row] !== '' && !ranked.has(named[row]!)) rows.push(row);
+    const keys = rows.map((row) => ({ name: named[row]!, value: read.valueOf(i, row) }));
+    const best = bestDistinct(keys, end - ranked.size, options.order);
+    best.forEach((key, j) => place(key.name, ranked.size + j));
+    for (const key of keys) ranked.add(key.name);
   });
   const rest: string[] = [];
-  for (const name of everyone) if (!ordinal.has(name)) rest.push(name);
-  rest.sort();
-  for (const name of rest) ordinal.set(name, ordinal.size);
+  for (const named of names)
+    if (named)
+      for (const name of named)
+        if (name !== '' && !ranked.has(name)) {
+          ranked.add(name);
+          rest.push(name);
+        }
+  const before = ranked.size - rest.length;
+  if (end > before) rest.sort().forEach((name, j) => place(name, before + j));
 
-  const total = ordinal.size;
-  const start = (options.page - 1) * options.limit;
-  const size = Math.max(0, Math.min(options.limit, total - start));
-  const pages = inputs.map(({ rows }, i) => {
-    const named = names[i];
-    if (!rows || !named) return undefined;
-    const page = new Array<T | undefined>(size).fill(undefined);
+  const size = Math.max(0, Math.min(options.limit, ranked.size - start));
+  const pages = names.map((named) => {
+    if (!named) return undefined;
+    const page = new Int32Array(size).fill(-1);
     // A later series of the same resource takes its row, as the original lays them out.
-    rows.forEach((row, j) => {
-      const name = named[j]!;
-      if (name === '') return;
-      const at = ordinal.get(name)! - start;
-      if (at >= 0 && at < size) page[at] = row;
+    named.forEach((name, row) => {
+      const at = inPage.get(name);
+      if (at !== undefined && at < size) page[at] = row;
     });
     return page;
   });
-  return { pages, total };
+  return { pages, total: ranked.size };
 }
 
 /** The paging members of a ranked answer. */
@@ -222,15 +235,16 @@ const rankable = (r: MetricResult) => r.data.resultType === 'vector' && r.error 
 /** The original's ranking of an instant answer (see rankedPage), then one page of `limit` rows. */
 export function rankAndPage(answer: MetricsAnswer, options: RankOptions): MetricsAnswer {
   if (answer.results.length === 0) return answer;
+  const rows = answer.results.map((r) => (rankable(r) ? (r.data.result ?? []) : undefined));
   const { pages, total } = rankedPage(
-    answer.results.map((r) => ({
-      metric_name: r.metric_name,
-      rows: rankable(r) ? (r.data.result ?? []) : undefined,
-    })),
+    answer.results.map((r, i) => ({ metric_name: r.metric_name, rows: rows[i]?.length })),
     options,
     {
-      nameOf: (v) => v.metric?.[options.identifier] ?? '',
-      valueOf: (v) => (v.value ? Number(v.value[1]) : undefined),
+      nameOf: (i, row) => rows[i]![row]!.metric?.[options.identifier] ?? '',
+      valueOf: (i, row) => {
+        const value = rows[i]![row]!.value;
+        return value ? Number(value[1]) : undefined;
+      },
     },
   );
   const results = answer.results.map((r, i) => {
@@ -239,7 +253,7 @@ export function rankAndPage(answer: MetricsAnswer, options: RankOptions): Metric
     return {
       ...r,
       data: dataOf(
-        page.map((v) => v ?? EMPTY),
+        Array.from(page, (row) => (row < 0 ? EMPTY : rows[i]![row]!)),
         false,
       ),
     };
@@ -250,7 +264,7 @@ export function rankAndPage(answer: MetricsAnswer, options: RankOptions): Metric
 /** One metric of an instant answer before reshaping: the series kept, or why there are none. */
 export interface InstantSeries {
   metric_name: string;
-  series?: IndexedSample[];
+  series?: Vector;
   error?: string;
 }
 
@@ -260,15 +274,16 @@ export interface InstantSeries {
  */
 export function rankAndPageSeries(answers: readonly InstantSeries[], options: RankOptions): MetricsAnswer {
   if (answers.length === 0) return { results: [] };
+  const key = labelKey(options.identifier);
   const { pages, total } = rankedPage(
     answers.map((a) => ({
       metric_name: a.metric_name,
-      rows: a.error === undefined ? (a.series ?? []) : undefined,
+      rows: a.error === undefined ? (a.series?.length ?? 0) : undefined,
     })),
     options,
     {
-      nameOf: (s) => labelOf(s, options.identifier) ?? '',
-      valueOf: (s) => (s.value ? Number(s.value[1]) : undefined),
+      nameOf: (i, row) => answers[i]!.series!.label(row, key) ?? '',
+      valueOf: (i, row) => answers[i]!.series!.value(row),
     },
   );
   const results = answers.map((a, i): MetricResult => {
@@ -277,7 +292,7 @@ export function rankAndPageSeries(answers: readonly InstantSeries[], options: Ra
     return {
       metric_name: a.metric_name,
       data: dataOf(
-        page.map((s) => (s ? metricValue(seriesOf(s), false) : EMPTY)),
+        Array.from(page, (row) => (row < 0 ? EMPTY : metricValue(a.series!.series(row), false))),
         false,
       ),
     };
@@ -285,16 +300,32 @@ export function rankAndPageSeries(answers: readonly InstantSeries[], options: Ra
   return { results, ...paging(options.page, options.limit, total) };
 }
 
-/** The names of `rows` in ranking order; each value read once, not per comparison. */
-function byValue<T>(
-  rows: readonly T[],
-  names: readonly string[],
-  order: 'asc' | 'desc',
-  valueOf: (row: T) => number | undefined,
-): string[] {
-  const keyed = rows.map((row, i) => ({ name: names[i]!, value: valueOf(row) }));
-  keyed.sort((p, q) => compare(p, q, order));
-  return keyed.map((k) => k.name);
+/**
+ * The best `count` of `keys` in ranking order, each name once (at its best): a bounded sorted list
+ * when the page is small beside the keys, a sort of them all otherwise.
+ */
+function bestDistinct(keys: SortKey[], count: number, order: 'asc' | 'desc'): SortKey[] {
+  if (count <= 0) return [];
+  const cmp = (p: SortKey, q: SortKey) => compare(p, q, order);
+  if (count * 16 >= keys.length) {
+    const seen = new Set<string>();
+    const sorted = [...keys].sort(cmp).filter((k) => !seen.has(k.name) && seen.add(k.name));
+    return sorted.slice(0, count);
+  }
+  const best: SortKey[] = [];
+  for (const key of keys) {
+    if (best.length === count && cmp(key, best[count - 1]!) >= 0) continue;
+    const same = best.findIndex((b) => b.name === key.name);
+    if (same >= 0) {
+      if (cmp(key, best[same]!) >= 0) continue;
+      best.splice(same, 1);
+    }
+    let at = best.length;
+    while (at > 0 && cmp(key, best[at - 1]!) < 0) at--;
+    best.splice(at, 0, key);
+    if (best.length > count) best.pop();
+  }
+  return best;
 }
 
 interface SortKey {

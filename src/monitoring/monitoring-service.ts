@@ -10,7 +10,6 @@ import type { Level } from './metric-table.ts';
 import { confineToNamespace } from './namespace-confinement.ts';
 import type { PrometheusClient } from './prometheus-client.ts';
 import { parameter, queryTime, ranking, selectMetrics, type QueryTime } from './query-parameters.ts';
-import { labelsOf } from './vector-index.ts';
 import { ApiError } from '../kernel/api-error.ts';
 
 type Query = Readonly<Record<string, unknown>>;
@@ -151,7 +150,7 @@ export class MonitoringService {
   ): Promise<InstantSeries> {
     try {
       const series = await this.#options.prometheus.queryVector(expr, when.time);
-      return { metric_name, series: keep ? series.filter((s) => keep(labelsOf(s))) : series };
+      return { metric_name, series: keep ? series.filter(keep) : series };
     } catch (err) {
       return { metric_name, error: (err as Error).message };
     }

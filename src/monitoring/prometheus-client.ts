@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { indexedOf, indexVector, type IndexedSample } from './vector-index.ts';
+import { VectorScanner, vectorOf, type Vector } from './vector-index.ts';
 
 /** One series of a Prometheus answer: an instant sample (`value`) or a range (`values`). */
 export interface PromSeries {
@@ -81,20 +81,23 @@ export class PrometheusClient {
   }
 
   /**
-   * An instant query's series, indexed rather than parsed (indexVector), for a ranking that shows a
-   * page of thousands; none when the answer is not a vector. Cached apart from query()'s parsed form.
+   * An instant query's series, located in Prometheus' answer rather than parsed (VectorScanner), for a
+   * ranking that shows a page of thousands; none when the answer is not a vector. Cached apart from
+   * query()'s parsed form.
    */
-  queryVector(expr: string, time: number): Promise<IndexedSample[]> {
+  queryVector(expr: string, time: number): Promise<Vector> {
     return this.#call(
       '/api/v1/query',
       { query: expr, time: String(time), timeout: this.#timeout() },
-      (text, status) => {
-        const indexed = indexVector(text);
+      async (body, status) => {
+        const scanner = new VectorScanner();
+        for await (const chunk of body) scanner.push(chunk);
+        const indexed = scanner.end();
         if (indexed) return indexed;
-        const data = dataOf<PromData>(text, status);
-        return data.resultType === 'vector' && Array.isArray(data.result)
-          ? (data.result as PromSeries[]).map(indexedOf)
-          : [];
+        const data = dataOf<PromData>(Buffer.concat(scanner.chunks), status);
+        return vectorOf(
+          data.resultType === 'vector' && Array.isArray(data.result) ? (data.result as PromSeries[]) : [],
+        );
       },
       'vector',
     );
@@ -135,7 +138,7 @@ export class PrometheusClient {
   #call<T>(
     path: string,
     params: Record<string, string>,
-    decode: (text: string, status: number) => T = dataOf<T>,
+    decode: (body: AsyncIterable<Buffer>, status: number) => Promise<T> = parsed<T>,
     form = 'parsed',
   ): Promise<T> {
     const body = new URLSearchParams(params).toString();
@@ -217,7 +220,7 @@ export class PrometheusClient {
   async #post<T>(
     path: string,
     body: string,
-    decode: (text: string, status: number) => T,
+    decode: (body: AsyncIterable<Buffer>, status: number) => Promise<T>,
     signal?: AbortSignal,
   ): Promise<T> {
     let res: Dispatcher.ResponseData;
@@ -234,13 +237,12 @@ export class PrometheusClient {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
       throw new PrometheusError(`cannot reach Prometheus: ${code}`);
     }
-    let text: string;
     try {
-      text = await res.body.text();
-    } catch {
+      return await decode(res.body, res.statusCode);
+    } catch (err) {
+      if (err instanceof PrometheusError) throw err;
       throw new PrometheusError(`Prometheus answered ${res.statusCode} without a JSON body`);
     }
-    return decode(text, res.statusCode);
   }
 
   /** Prometheus stops evaluating when this server stops waiting. */
@@ -253,11 +255,19 @@ export class PrometheusClient {
   }
 }
 
+/** The `data` of a Prometheus answer read whole. */
+async function parsed<T>(body: AsyncIterable<Buffer>, status: number): Promise<T> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return dataOf<T>(Buffer.concat(chunks), status);
+}
+
 /** The `data` of a Prometheus answer, or the PrometheusError its failure means. */
-function dataOf<T>(text: string, status: number): T {
+function dataOf<T>(body: Buffer, status: number): T {
   let parsed: { status?: string; data?: T; errorType?: string; error?: string };
   try {
-    parsed = JSON.parse(text) as typeof parsed;
+    // As a TextDecoder reads it: a byte-order mark skipped.
+    parsed = JSON.parse(new TextDecoder().decode(body)) as typeof parsed;
   } catch {
     throw new PrometheusError(`Prometheus answered ${status} without a JSON body`);
   }

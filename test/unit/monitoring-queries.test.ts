@@ -9,8 +9,14 @@ import {
   reshape,
   type MetricsAnswer,
 } from '../../src/monitoring/metric-results.ts';
-import type { PromData } from '../../src/monitoring/prometheus-client.ts';
-import { indexVector, labelOf } from '../../src/monitoring/vector-index.ts';
+import type { PromData, PromSeries } from '../../src/monitoring/prometheus-client.ts';
+import {
+  indexVector,
+  labelKey,
+  vectorOf,
+  VectorScanner,
+  type Vector,
+} from '../../src/monitoring/vector-index.ts';
 import { confineToNamespace } from '../../src/monitoring/namespace-confinement.ts';
 import {
   goDurationSeconds,
@@ -232,15 +238,46 @@ describe('ranking and paging', () => {
     });
     assert.equal(beyond.results[0]!.data.result, undefined);
   });
+  /** The original's ranking written plainly (everything sorted), for the page-only one to meet. */
+  const plainRanking = (metrics: PromData[], order: 'asc' | 'desc', page: number, limit: number) => {
+    const series = (d: PromData) => d.result as PromSeries[];
+    const nameOf = (s: PromSeries) => s.metric['node'] ?? '';
+    const byName = (a: PromSeries, b: PromSeries) =>
+      nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0;
+    const cmp = (a: PromSeries, b: PromSeries) => {
+      const [x, y] = [Number(a.value![1]), Number(b.value![1])];
+      if (x === y || (Number.isNaN(x) && Number.isNaN(y))) return byName(a, b);
+      if (Number.isNaN(x) !== Number.isNaN(y)) return Number.isNaN(x) ? 1 : -1;
+      return order === 'asc' ? x - y : y - x;
+    };
+    const ordered: string[] = [];
+    for (const s of [...series(metrics[0]!)].sort(cmp))
+      if (nameOf(s) !== '' && !ordered.includes(nameOf(s))) ordered.push(nameOf(s));
+    const rest = [...new Set(metrics.flatMap((m) => series(m).map(nameOf)))]
+      .filter((name) => name !== '' && !ordered.includes(name))
+      .sort();
+    const all = [...ordered, ...rest];
+    const window = all.slice((page - 1) * limit, page * limit);
+    return {
+      total: all.length,
+      rows: metrics.map((m) =>
+        window.map((name) => {
+          const last = series(m).findLast((s) => nameOf(s) === name);
+          return last ? [name, last.value![1]] : null;
+        }),
+      ),
+    };
+  };
   test('ranked from the unreshaped series: the same answer, byte for byte, on every page', () => {
-    const many = (n: number, offset: number): PromData => ({
+    const many = (n: number, offset: number, escapes: boolean): PromData => ({
       resultType: 'vector',
       result: [
         ...Array.from({ length: n }, (_, i) => ({
-          // A label whose value looks like the identifier's, and escapes in names.
+          // A label whose value looks like the identifier's (with escapes only where asked), and
+          // resources named twice.
           metric: {
-            note: i % 5 === 0 ? '},"node":"fake\\' : 'x',
-            node: `n${(i * 7 + offset) % n}${i % 4 === 0 ? '"\\' : ''}`,
+            note: i % 5 === 0 ? (escapes ? '},"node":"fake\\' : '},{node:[fake') : 'x',
+            node: `n${(i * 7 + offset) % Math.ceil(n / 2)}${escapes && i % 4 === 0 ? '"\\' : ''}`,
           },
           value: [1, String((i * 13) % 5)] as [number, string],
         })),
@@ -248,31 +285,58 @@ describe('ranking and paging', () => {
         { metric: { node: 'n1' }, value: [1, 'NaN'] as [number, string] },
       ],
     });
-    const raw = { usage: many(23, 0), total: many(17, 3) };
-    // As Prometheus writes its answer, and as the server indexes it without parsing it.
-    const indexed = (data: PromData) => indexVector(JSON.stringify({ status: 'success', data }))!;
-    for (const order of ['asc', 'desc'] as const)
-      for (const page of [1, 2, 3, 9]) {
-        const options = { target: 'usage', order, identifier: 'node', page, limit: 4 };
-        const reshaped = rankAndPage(
-          {
-            results: [
-              { metric_name: 'usage', data: reshape(raw.usage, false) },
-              { metric_name: 'broken', data: {}, error: 'x' },
-              { metric_name: 'total', data: reshape(raw.total, false) },
-            ],
-          },
-          options,
-        );
-        const unreshaped = rankAndPageSeries(
-          [
-            { metric_name: 'usage', series: indexed(raw.usage) },
-            { metric_name: 'broken', error: 'x' },
-            { metric_name: 'total', series: indexed(raw.total) },
-          ],
-          options,
-        );
-        assert.equal(JSON.stringify(unreshaped), JSON.stringify(reshaped));
+    // As Prometheus writes its answer, and as the server locates its series without parsing it (or,
+    // with an escape, parses it).
+    const indexed = (data: PromData, escapes: boolean, chunkSize: number): Vector => {
+      const bytes = Buffer.from(JSON.stringify({ status: 'success', data }));
+      const scanner = new VectorScanner();
+      for (let at = 0; at < bytes.length; at += chunkSize) scanner.push(bytes.subarray(at, at + chunkSize));
+      const found = scanner.end();
+      assert.equal(found === undefined, escapes);
+      return found ?? vectorOf(data.result as PromSeries[]);
+    };
+    // 23 and 17 series: every page sorts them all; 230 and 170: a first page keeps only its best.
+    for (const [usage, total] of [
+      [23, 17],
+      [230, 170],
+    ] as const)
+      for (const escapes of [false, true]) {
+        const raw = { usage: many(usage, 0, escapes), total: many(total, 3, escapes) };
+        // As the bytes come: in one piece, or in chunks that cut series anywhere.
+        const chunkSize = escapes ? 1 << 20 : usage === 23 ? 7 : 4096;
+        for (const order of ['asc', 'desc'] as const)
+          for (const page of [1, 2, 3, 9, 60]) {
+            const options = { target: 'usage', order, identifier: 'node', page, limit: 4 };
+            const reshaped = rankAndPage(
+              {
+                results: [
+                  { metric_name: 'usage', data: reshape(raw.usage, false) },
+                  { metric_name: 'broken', data: {}, error: 'x' },
+                  { metric_name: 'total', data: reshape(raw.total, false) },
+                ],
+              },
+              options,
+            );
+            const unreshaped = rankAndPageSeries(
+              [
+                { metric_name: 'usage', series: indexed(raw.usage, escapes, chunkSize) },
+                { metric_name: 'broken', error: 'x' },
+                { metric_name: 'total', series: indexed(raw.total, escapes, 1) },
+              ],
+              options,
+            );
+            assert.equal(JSON.stringify(unreshaped), JSON.stringify(reshaped));
+            const plain = plainRanking([raw.usage, raw.total], order, page, 4);
+            assert.deepEqual(
+              [0, 2].map((i) =>
+                (unreshaped.results[i]!.data.result ?? []).map((v) =>
+                  v.metric ? [v.metric['node'], v.value![1]] : null,
+                ),
+              ),
+              plain.rows,
+            );
+            assert.equal(unreshaped.total_item, plain.total);
+          }
       }
   });
   test('reshape keeps the original’s member order, labels only when there are some', () => {
@@ -292,29 +356,65 @@ describe('ranking and paging', () => {
     assert.equal(JSON.stringify(reshape(data, false)), '{"resultType":"vector"}');
   });
   test('the indexed series are the parsed ones; answers not laid out as a vector are left to the parser', () => {
-    const data: PromData = {
-      resultType: 'vector',
-      result: [
-        { metric: { __name__: 'up', node: 'a\\"b', x: '"node":"c"' }, value: [1764220800.5, '+Inf'] },
-        { metric: {}, value: [1, 'NaN'] },
+    const bytes = (d: unknown) => Buffer.from(JSON.stringify({ status: 'success', data: d }));
+    const series = (v: Vector) => Array.from({ length: v.length }, (_, i) => v.series(i));
+    const node = labelKey('node');
+    const plain: PromSeries[] = [
+      { metric: { __name__: 'up', a: 'node', node: 'ä:[b', x: '},{node:' }, value: [1764220800.5, '+Inf'] },
+      { metric: {}, value: [1, 'NaN'] },
+      { metric: { xnode: 'y' }, value: [2, '1e+06'] },
+    ];
+    const whole = bytes({ resultType: 'vector', result: plain });
+    const found = indexVector(whole)!;
+    assert.deepEqual(series(found), plain);
+    // In chunks cut at every two places: the same series.
+    for (let a = 1; a < whole.length; a += 3)
+      for (let b = a; b < whole.length; b += 5) {
+        const scanner = new VectorScanner();
+        for (const chunk of [whole.subarray(0, a), whole.subarray(a, b), whole.subarray(b)])
+          scanner.push(chunk);
+        assert.deepEqual(series(scanner.end()!), plain, `cut at ${a}, ${b}`);
+      }
+    assert.deepEqual(
+      Array.from({ length: found.length }, (_, i) => [found.label(i, node), found.value(i)]),
+      [
+        ['ä:[b', NaN],
+        [undefined, NaN],
+        [undefined, 1e6],
       ],
-    };
-    const samples = indexVector(JSON.stringify({ status: 'success', data }))!;
-    assert.deepEqual(
-      samples.map((s) => [JSON.parse(s.labelsJson), s.value]),
-      (data.result as { metric: unknown; value: unknown }[]).map((s) => [s.metric, s.value]),
     );
-    assert.deepEqual(
-      samples.map((s) => labelOf(s, 'node')),
-      ['a\\"b', undefined],
-    );
-    const text = (d: unknown) => JSON.stringify({ status: 'success', data: d });
-    assert.deepEqual(indexVector(text({ resultType: 'vector', result: [] })), []);
-    assert.equal(indexVector(text({ resultType: 'matrix', result: [] })), undefined);
+    // An escape anywhere: parsed, then located in its re-written form; a series without a value too.
+    const escaped: PromSeries[] = [
+      { metric: { node: 'a\\"b', x: '"node":"c"' }, value: [1, '2'] },
+      { metric: { node: 'h' } },
+    ];
+    assert.equal(indexVector(bytes({ resultType: 'vector', result: escaped })), undefined);
+    const parsed = vectorOf(escaped);
+    assert.deepEqual(series(parsed), escaped);
+    assert.deepEqual([parsed.label(0, node), parsed.label(1, node)], ['a\\"b', 'h']);
+    assert.deepEqual([parsed.value(0), parsed.value(1)], [2, undefined]);
+    assert.deepEqual(series(parsed.filter((labels) => labels['node'] === 'h')), [{ metric: { node: 'h' } }]);
+    assert.equal(indexVector(bytes({ resultType: 'vector', result: [] }))?.length, 0);
+    assert.equal(indexVector(bytes({ resultType: 'matrix', result: [] })), undefined);
     assert.equal(
-      indexVector(text({ resultType: 'vector', result: [{ metric: {}, histogram: [1, { count: '1' }] }] })),
+      indexVector(bytes({ resultType: 'vector', result: [{ metric: {}, histogram: [1, { count: '1' }] }] })),
       undefined,
     );
-    assert.equal(indexVector('{"status":"error","errorType":"bad_data","error":"x"}'), undefined);
+    assert.equal(
+      indexVector(
+        bytes({
+          resultType: 'vector',
+          result: [
+            { metric: { a: 'b' }, histogram: [1, { count: '1' }] },
+            { metric: { a: 'c' }, value: [1, '1'] },
+          ],
+        }),
+      ),
+      undefined,
+    );
+    assert.equal(
+      indexVector(Buffer.from('{"status":"error","errorType":"bad_data","error":"x"}')),
+      undefined,
+    );
   });
 });
