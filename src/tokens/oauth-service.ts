@@ -148,7 +148,11 @@ export class OAuthService {
     const response = await this.#openSession(user, attempt);
     log('success', 'authenticated', user);
     this.#record(user, attempt, true, 'authenticated successfully');
-    this.#users.recordSuccess(user).catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
+    // Where status is part of the User (the original's CRD), the settlement above writes the login time.
+    if (!this.#users.writesLoginTimeWithLedger)
+      this.#users
+        .recordSuccess(user)
+        .catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
     return response;
   }
 
@@ -236,6 +240,8 @@ export class OAuthService {
       },
       (err: unknown) => {
         this.#metrics.ledgerWriteFailures.inc({ step: 'settle' });
+        if (user && outcome === 'success' && this.#users.writesLoginTimeWithLedger)
+          this.#statusWriteFailed('last_login', user, err);
         this.#logger.error('could not settle a login check; it counts as a failure when its lease ends', {
           user: user?.metadata.name ?? attempt.login.slice(0, 64),
           outcome,
