@@ -288,12 +288,20 @@ export class OAuthService {
       expiresAtSeconds: issued.refreshExpiresAtSeconds,
       ...(attempt.sourceAddress ? { sourceAddress: attempt.sourceAddress } : {}),
     });
-    await Promise.all(
+    const ended = Promise.all(
       ending.sessions.map(async (old) => {
         if (await this.#sessions.delete(old.metadata.name))
           this.#metrics.sessionsEnded.inc({ reason: ending.reason });
       }),
     );
+    // A single session is the user's to rely on: the other sessions are gone when the login answers. The
+    // limit only bounds how many objects pile up, so its deletions go on after the answer; one that fails
+    // is tried again at the user's next login (the session is still beyond the limit then).
+    if (this.#singleSession) await ended;
+    else
+      ended.catch((err: unknown) =>
+        this.#logger.warn('could not end a session beyond the limit', { user: username, error: String(err) }),
+      );
     return tokenResponse(issued);
   }
 
