@@ -246,9 +246,9 @@ export class UserStore {
     // Without a status subresource (the original's CRD) a patch would need `patch` on the Users themselves,
     // which the chart does not grant: there the whole status is written as before.
     if (!onlyTheTime || !this.#schema().statusSubresource)
-      return this.#updateStatus(user, (status) => statusAfterSuccess(status, this.#nowMs(), this.#policy)).then(
-        () => undefined,
-      );
+      return this.#updateStatus(user, (status) =>
+        statusAfterSuccess(status, this.#nowMs(), this.#policy),
+      ).then(() => undefined);
     // Only the time changes. It is written as a merge patch without a precondition: concurrent logins of
     // one user then never conflict. A compare-and-swap here lost to each admission-ledger write on the same
     // User and paid a re-read and a retry for it (130 conflicts for 83 logins in a 20-client storm). A lock
