@@ -148,7 +148,11 @@ export class OAuthService {
     const response = await this.#openSession(user, attempt);
     log('success', 'authenticated', user);
     this.#record(user, attempt, true, 'authenticated successfully');
-    this.#users.recordSuccess(user).catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
+    // Where status is part of the User (the original's CRD), the settlement above writes the login time.
+    if (!this.#users.writesLoginTimeWithLedger)
+      this.#users
+        .recordSuccess(user)
+        .catch((err: unknown) => this.#statusWriteFailed('last_login', user, err));
     return response;
   }
 
@@ -236,6 +240,8 @@ export class OAuthService {
       },
       (err: unknown) => {
         this.#metrics.ledgerWriteFailures.inc({ step: 'settle' });
+        if (user && outcome === 'success' && this.#users.writesLoginTimeWithLedger)
+          this.#statusWriteFailed('last_login', user, err);
         this.#logger.error('could not settle a login check; it counts as a failure when its lease ends', {
           user: user?.metadata.name ?? attempt.login.slice(0, 64),
           outcome,
@@ -282,12 +288,20 @@ export class OAuthService {
       expiresAtSeconds: issued.refreshExpiresAtSeconds,
       ...(attempt.sourceAddress ? { sourceAddress: attempt.sourceAddress } : {}),
     });
-    await Promise.all(
+    const ended = Promise.all(
       ending.sessions.map(async (old) => {
         if (await this.#sessions.delete(old.metadata.name))
           this.#metrics.sessionsEnded.inc({ reason: ending.reason });
       }),
     );
+    // A single session is the user's to rely on: the other sessions are gone when the login answers. The
+    // limit only bounds how many objects pile up, so its deletions go on after the answer; one that fails
+    // is tried again at the user's next login (the session is still beyond the limit then).
+    if (this.#singleSession) await ended;
+    else
+      ended.catch((err: unknown) =>
+        this.#logger.warn('could not end a session beyond the limit', { user: username, error: String(err) }),
+      );
     return tokenResponse(issued);
   }
 

@@ -76,6 +76,7 @@ export const tokensModule: FeatureModule = {
       queue: authConfig.passwordQueue,
       registry: ctx.get(registryRef),
     });
+    const admission = new LoginAdmission({ policy: authConfig.lockout });
     const oauth = new OAuthService({
       tokens,
       users,
@@ -85,7 +86,7 @@ export const tokensModule: FeatureModule = {
       sessionLimit: authConfig.maxSessionsPerUser,
       logger,
       metrics,
-      admission: new LoginAdmission({ policy: authConfig.lockout }),
+      admission,
       unknownNames: new UnknownNameLedgers({
         api: iamApi,
         policy: authConfig.lockout,
@@ -150,6 +151,8 @@ export const tokensModule: FeatureModule = {
       },
       async stop() {
         clearInterval(sweep);
+        // Successes whose settlement waits for a ride are written now, not left to count as failures.
+        await admission.flush();
         await sessionInformer.stop();
       },
     };

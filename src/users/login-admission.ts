@@ -10,6 +10,17 @@ import {
 } from './attempt-ledger.ts';
 import type { LockoutPolicy } from './lockout.ts';
 
+/** What a change of one ledger gives back: the ledger to write (none: nothing to write) and its result. */
+export interface LedgerChange<R> {
+  ledger?: AttemptLedger;
+  result: R;
+  /**
+   * A successful login settled by this change, at this time (Unix ms). A store that keeps the user's
+   * status in the object it writes the ledger to records it as the last login in the same write.
+   */
+  loggedInAtMs?: number;
+}
+
 /**
  * Where the ledgers of one kind of login name live (a User's annotation, or the shared shards for names
  * that are no user). `update` reads, changes and writes with compare-and-swap on resourceVersion,
@@ -18,10 +29,7 @@ import type { LockoutPolicy } from './lockout.ts';
 export interface LedgerStore {
   /** The ledger as this replica last saw it: no I/O. */
   peek(key: string): AttemptLedger;
-  update<R>(
-    key: string,
-    change: (ledger: AttemptLedger) => { ledger?: AttemptLedger; result: R },
-  ): Promise<R>;
+  update<R>(key: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R>;
   /** Names sharing one stored object share one queue (one writer per object per replica). */
   queueOf(key: string): string;
 }
@@ -33,20 +41,52 @@ export type Reservation =
   { admitted: true; settle: (outcome: Settlement) => Promise<{ lockedNow: boolean }> } | Refusal;
 
 /**
+ * How long a success's settlement may wait to ride along with the next write of its ledger (the next
+ * login's reservation, as a rule) before it is written alone. Meanwhile the reservation still counts as
+ * a running check; a replica that dies in that time leaves it to its lease, which counts it as a failure.
+ */
+export const SUCCESS_SETTLE_DELAY_MS = 250;
+
+/** One change waiting for its ledger's next write. */
+interface Pending {
+  store: LedgerStore;
+  key: string;
+  change: (ledger: AttemptLedger) => LedgerChange<unknown>;
+  /** A success's settlement: it may wait for the ledger's next write (SUCCESS_SETTLE_DELAY_MS). */
+  deferred: boolean;
+  resolve: (result: unknown) => void;
+  reject: (err: unknown) => void;
+  /** Settles with the change, whatever its outcome. */
+  done: Promise<void>;
+}
+
+/** The changes waiting for one stored object, and whether a write of it is running. */
+interface Queue {
+  waiting: Pending[];
+  writing: boolean;
+  /** Set while only deferred changes (successes) wait: writes them when no other write took them along. */
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
  * Admission control for password checks: at most `maxFailures` checks per login name per window, across
  * all replicas and whatever the concurrency. A check is reserved in the shared ledger BEFORE the
  * password is compared and settled after it, so concurrent guesses see each other's reservations.
- * Within a replica the operations on one stored object run one at a time (no self-inflicted conflicts);
- * between replicas compare-and-swap orders them.
+ * Within a replica the writes of one stored object run one at a time (no self-inflicted conflicts), and
+ * the changes that queue up behind a running write go into the next write together, applied in order as
+ * if written one by one; between replicas compare-and-swap orders them.
  */
 export class LoginAdmission {
   readonly #policy: LockoutPolicy;
   readonly #nowMs: () => number;
-  readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #successDelayMs: number;
+  readonly #queues = new Map<string, Queue>();
+  #flushing = false;
 
-  constructor(deps: { policy: LockoutPolicy; nowMs?: () => number }) {
+  constructor(deps: { policy: LockoutPolicy; nowMs?: () => number; successSettleDelayMs?: number }) {
     this.#policy = deps.policy;
     this.#nowMs = deps.nowMs ?? Date.now;
+    this.#successDelayMs = deps.successSettleDelayMs ?? SUCCESS_SETTLE_DELAY_MS;
   }
 
   async reserve(store: LedgerStore, key: string): Promise<Reservation> {
@@ -54,35 +94,134 @@ export class LoginAdmission {
     const lock = lockOf(store.peek(key), this.#nowMs());
     if (lock.locked) return { admitted: false, retryAfterSeconds: lock.retryAfterSeconds };
     const id = randomBytes(9).toString('base64url');
-    const verdict = await this.#serially(store.queueOf(key), () =>
-      store.update<Admission>(key, (ledger) => {
-        const admission = admit(ledger, id, this.#nowMs(), this.#policy);
-        return admission.admitted ? { ledger: admission.ledger, result: admission } : { result: admission };
-      }),
-    );
+    const verdict = await this.#enqueue<Admission>(store, key, false, (ledger) => {
+      const admission = admit(ledger, id, this.#nowMs(), this.#policy);
+      return admission.admitted ? { ledger: admission.ledger, result: admission } : { result: admission };
+    });
     if (!verdict.admitted) return verdict;
     return {
       admitted: true,
+      // A failure is written at once (it is answered only after); a success, which only frees room, may
+      // wait a moment for the next write of its ledger.
       settle: (outcome) =>
-        this.#serially(store.queueOf(key), () =>
-          store.update(key, (ledger) => {
-            const next = settle(ledger, id, outcome, this.#nowMs(), this.#policy);
-            return { ledger: next.ledger, result: { lockedNow: next.lockedNow } };
-          }),
-        ),
+        this.#enqueue(store, key, outcome === 'success', (ledger) => {
+          const nowMs = this.#nowMs();
+          const next = settle(ledger, id, outcome, nowMs, this.#policy);
+          return {
+            ledger: next.ledger,
+            result: { lockedNow: next.lockedNow },
+            ...(outcome === 'success' ? { loggedInAtMs: nowMs } : {}),
+          };
+        }),
     };
   }
 
-  /** Runs `task` after every earlier task of the same queue has finished (successfully or not). */
-  #serially<R>(queue: string, task: () => Promise<R>): Promise<R> {
-    const previous = this.#queues.get(queue) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const tail = run.catch(() => undefined);
-    this.#queues.set(queue, tail);
-    void tail.then(() => {
-      if (this.#queues.get(queue) === tail) this.#queues.delete(queue);
+  /** Writes every change still waiting (at shutdown), so no success is left to count as a failure. */
+  async flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      const waiting = [...this.#queues.values()].flatMap((q) => q.waiting.map((p) => p.done));
+      for (const [name, queue] of this.#queues) this.#writeNext(name, queue);
+      await Promise.all(waiting);
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  #enqueue<R>(
+    store: LedgerStore,
+    key: string,
+    deferred: boolean,
+    change: (ledger: AttemptLedger) => LedgerChange<R>,
+  ): Promise<R> {
+    const name = store.queueOf(key);
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      queue = { waiting: [], writing: false, timer: undefined };
+      this.#queues.set(name, queue);
+    }
+    let resolve!: (result: unknown) => void;
+    let reject!: (err: unknown) => void;
+    const result = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
-    return run;
+    const done = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    queue.waiting.push({ store, key, change, deferred, resolve, reject, done });
+    this.#writeSoon(name, queue);
+    return result as Promise<R>;
+  }
+
+  /** Writes now if anything but a deferred success waits; otherwise once the delay has passed. */
+  #writeSoon(name: string, queue: Queue): void {
+    if (queue.writing) return;
+    if (queue.waiting.length === 0) {
+      this.#queues.delete(name);
+      return;
+    }
+    if (this.#flushing || queue.waiting.some((p) => !p.deferred)) {
+      this.#writeNext(name, queue);
+      return;
+    }
+    if (queue.timer) return;
+    queue.timer = setTimeout(() => this.#writeNext(name, queue), this.#successDelayMs);
+    queue.timer.unref();
+  }
+
+  /**
+   * Writes the waiting changes of one ledger (those at the head of the queue with the same store and key)
+   * in one compare-and-swap write, unless a write of the object is running: then they wait for it.
+   */
+  #writeNext(name: string, queue: Queue): void {
+    if (queue.writing) return;
+    clearTimeout(queue.timer);
+    queue.timer = undefined;
+    const first = queue.waiting[0];
+    if (!first) {
+      this.#queues.delete(name);
+      return;
+    }
+    let count = 1;
+    while (count < queue.waiting.length) {
+      const next = queue.waiting[count]!;
+      if (next.store !== first.store || next.key !== first.key) break;
+      count++;
+    }
+    const batch = queue.waiting.splice(0, count);
+    queue.writing = true;
+    first.store
+      .update(first.key, (ledger) => {
+        // Applied in order, as if each were written alone; a conflict re-applies them all to the fresh ledger.
+        let current = ledger;
+        let changed = false;
+        let loggedInAtMs: number | undefined;
+        const results: unknown[] = [];
+        for (const pending of batch) {
+          const step = pending.change(current);
+          if (step.ledger) {
+            current = step.ledger;
+            changed = true;
+          }
+          if (step.loggedInAtMs !== undefined) loggedInAtMs = step.loggedInAtMs;
+          results.push(step.result);
+        }
+        return {
+          ...(changed ? { ledger: current } : {}),
+          result: results,
+          ...(loggedInAtMs !== undefined ? { loggedInAtMs } : {}),
+        };
+      })
+      .then(
+        (results) => batch.forEach((pending, i) => pending.resolve(results[i])),
+        (err: unknown) => batch.forEach((pending) => pending.reject(err)),
+      )
+      .finally(() => {
+        queue.writing = false;
+        this.#writeSoon(name, queue);
+      });
   }
 }
 

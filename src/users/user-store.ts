@@ -4,7 +4,13 @@ import type { Logger } from '../observability/logger.ts';
 import { ConflictError, type IamApi } from './iam-api.ts';
 import { decodeLedger, encodeLedger, type AttemptLedger } from './attempt-ledger.ts';
 import type { UserObject, UserStatus } from './iam-resources.ts';
-import { CAS_RETRIES, casBackoffMs, LedgerContendedError, type LedgerStore } from './login-admission.ts';
+import {
+  CAS_RETRIES,
+  casBackoffMs,
+  LedgerContendedError,
+  type LedgerChange,
+  type LedgerStore,
+} from './login-admission.ts';
 import { statusAfterLock, statusAfterSuccess, stripExpiredLock, type LockoutPolicy } from './lockout.ts';
 import { ReadThroughCache } from '../cluster/read-through.ts';
 import type { UserSchema } from './user-schema.ts';
@@ -26,6 +32,10 @@ export class UserStore {
   readonly #nowMs: () => number;
   readonly #schema: () => UserSchema;
   readonly #ledgerAnnotation: string;
+  /** The last write of each user this replica has running (see #serially). */
+  readonly #writes = new Map<string, Promise<void>>();
+  /** Per user, the last-login patch waiting for its turn (see recordSuccess). */
+  readonly #loginTimes = new Map<string, { time: string; written: Promise<void> }>();
   /** The admission ledgers of known users: an annotation on the User (see docs/authentication.md). */
   readonly ledgers: LedgerStore;
 
@@ -154,35 +164,80 @@ export class UserStore {
     return decodeLedger(user?.metadata.annotations?.[this.#ledgerAnnotation]);
   }
 
-  async #updateLedger<R>(
-    name: string,
-    change: (ledger: AttemptLedger) => { ledger?: AttemptLedger; result: R },
-  ): Promise<R> {
-    let current = await this.#cache.get(name);
-    for (let attempt = 1; ; attempt++) {
-      if (!current) throw new LedgerContendedError(`user ${name} disappeared`);
-      const { ledger, result } = change(this.#ledgerOf(current));
-      if (!ledger) return result;
-      const annotations = { ...current.metadata.annotations, [this.#ledgerAnnotation]: encodeLedger(ledger) };
-      try {
-        // The main resource, not /status: annotations are metadata, and the original's CRD keeps unknown
-        // status fields out (its schema prunes them).
-        const updated = await this.#api.replace<UserObject>('users', {
-          ...current,
-          metadata: { ...current.metadata, annotations },
-        });
-        this.#cache.remember(updated);
-        return result;
-      } catch (err) {
-        if (!(err instanceof ConflictError)) throw err;
-        if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
-        await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
-        current = await this.#cache.getFresh(name);
+  /**
+   * One write of a user's ledger (compare-and-swap on the main resource). A change that settles a
+   * successful login also records the login time, in the same write where status is part of the object
+   * (the original's CRD); with a status subresource OAuthService writes it with `recordSuccess`.
+   */
+  #updateLedger<R>(name: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
+    return this.#serially(name, async () => {
+      let current = await this.#cache.get(name);
+      for (let attempt = 1; ; attempt++) {
+        if (!current) throw new LedgerContendedError(`user ${name} disappeared`);
+        const { ledger, result, loggedInAtMs } = change(this.#ledgerOf(current));
+        const withStatus = loggedInAtMs !== undefined && this.writesLoginTimeWithLedger;
+        if (!ledger && !withStatus) return result;
+        const body: UserObject = ledger
+          ? {
+              ...current,
+              metadata: {
+                ...current.metadata,
+                annotations: {
+                  ...current.metadata.annotations,
+                  [this.#ledgerAnnotation]: encodeLedger(ledger),
+                },
+              },
+            }
+          : current;
+        try {
+          // The main resource, not /status: annotations are metadata, and the original's CRD keeps unknown
+          // status fields out (its schema prunes them).
+          const updated = await this.#api.replace<UserObject>(
+            'users',
+            withStatus
+              ? { ...body, status: statusAfterSuccess(current.status, loggedInAtMs, this.#policy) }
+              : body,
+          );
+          this.#cache.remember(updated);
+          return result;
+        } catch (err) {
+          if (!(err instanceof ConflictError)) throw err;
+          if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
+          await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
+          current = await this.#cache.getFresh(name);
+        }
       }
-    }
+    });
   }
 
-  async recordSuccess(user: UserObject): Promise<void> {
+  /**
+   * Whether a successful login's time is written with its ledger settlement (status is part of the object:
+   * the original's CRD) rather than by `recordSuccess`.
+   */
+  get writesLoginTimeWithLedger(): boolean {
+    return !this.#schema().statusSubresource;
+  }
+
+  /**
+   * Runs one write of a user after this replica's earlier ones of the same user: the ledger's writes and
+   * the last-login patch would otherwise race, and each change of the resourceVersion costs the other a
+   * conflict, a re-read and a retry.
+   */
+  #serially<R>(name: string, task: () => Promise<R>): Promise<R> {
+    const previous = this.#writes.get(name) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#writes.set(name, tail);
+    void tail.then(() => {
+      if (this.#writes.get(name) === tail) this.#writes.delete(name);
+    });
+    return run;
+  }
+
+  recordSuccess(user: UserObject): Promise<void> {
     const next = statusAfterSuccess(user.status, this.#nowMs(), this.#policy);
     const onlyTheTime = isDeepStrictEqual(
       { ...next, lastLoginTime: undefined },
@@ -190,18 +245,31 @@ export class UserStore {
     );
     // Without a status subresource (the original's CRD) a patch would need `patch` on the Users themselves,
     // which the chart does not grant: there the whole status is written as before.
-    if (!onlyTheTime || !this.#schema().statusSubresource) {
-      await this.#updateStatus(user, (status) => statusAfterSuccess(status, this.#nowMs(), this.#policy));
-      return;
-    }
+    if (!onlyTheTime || !this.#schema().statusSubresource)
+      return this.#updateStatus(user, (status) =>
+        statusAfterSuccess(status, this.#nowMs(), this.#policy),
+      ).then(() => undefined);
     // Only the time changes. It is written as a merge patch without a precondition: concurrent logins of
     // one user then never conflict. A compare-and-swap here lost to each admission-ledger write on the same
     // User and paid a re-read and a retry for it (130 conflicts for 83 logins in a 20-client storm). A lock
     // written meanwhile stays, since the patch names no other field.
-    const updated = await this.#api.mergePatchStatus<UserObject>('users', user.metadata.name, {
-      status: { lastLoginTime: next.lastLoginTime },
+    // Logins of one user that arrive while a patch waits its turn share it: it writes the newest time.
+    const name = user.metadata.name;
+    const waiting = this.#loginTimes.get(name);
+    if (waiting) {
+      waiting.time = next.lastLoginTime!;
+      return waiting.written;
+    }
+    const entry = { time: next.lastLoginTime!, written: Promise.resolve() };
+    this.#loginTimes.set(name, entry);
+    entry.written = this.#serially(name, async () => {
+      this.#loginTimes.delete(name);
+      const updated = await this.#api.mergePatchStatus<UserObject>('users', name, {
+        status: { lastLoginTime: entry.time },
+      });
+      this.#cache.remember(updated);
     });
-    this.#cache.remember(updated);
+    return entry.written;
   }
 
   /** Turns locks whose window has passed back to Active, so `kubectl get users` shows the truth. */
@@ -219,6 +287,13 @@ export class UserStore {
 
   /** The user as written; undefined when it is gone. */
   async #updateStatus(
+    user: UserObject,
+    change: (status: UserStatus | undefined) => UserStatus,
+  ): Promise<UserObject | undefined> {
+    return this.#serially(user.metadata.name, () => this.#writeStatus(user, change));
+  }
+
+  async #writeStatus(
     user: UserObject,
     change: (status: UserStatus | undefined) => UserStatus,
   ): Promise<UserObject | undefined> {

@@ -26,6 +26,7 @@ const suffix = randomBytes(3).toString('hex');
 const PASSWORD = 'seed-Pa55word!';
 const LOCKED = `seed-lena-${suffix}`;
 const OTHER = `seed-otto-${suffix}`;
+const RETAINED = `seed-rita-${suffix}`;
 const MAX = 3;
 
 interface LoginRecord {
@@ -60,7 +61,7 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
       })) as { items: LoginRecord[] }
     ).items;
   const deleteRecords = async () => {
-    for (const name of [LOCKED, OTHER])
+    for (const name of [LOCKED, OTHER, RETAINED])
       for (const r of await recordsOf(name).catch(() => []))
         await objects()
           .deleteClusterCustomObject({ ...IAM, plural: 'loginrecords', name: r.metadata.name })
@@ -77,9 +78,9 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
       .makeApiClient(ApiextensionsV1Api)
       .readCustomResourceDefinition({ name: 'users.iam.kubesphere.io' });
     assert.equal(crd.spec.versions[0]!.subresources?.status, undefined, 'fixture has no status subresource');
-    await deleteUsersAndSessions(kc, [LOCKED, OTHER], PLATFORM);
+    await deleteUsersAndSessions(kc, [LOCKED, OTHER, RETAINED], PLATFORM);
     await deleteRecords();
-    for (const name of [LOCKED, OTHER])
+    for (const name of [LOCKED, OTHER, RETAINED])
       await createUser(kc, { name, password: PASSWORD, groups: [], email: `${name}@example.com` }, PLATFORM);
     keys = generateTestKeys();
     server = await startReadyServer([
@@ -94,7 +95,7 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
 
   after(async () => {
     await server?.stop();
-    await deleteUsersAndSessions(kc, [LOCKED, OTHER], PLATFORM);
+    await deleteUsersAndSessions(kc, [LOCKED, OTHER, RETAINED], PLATFORM);
     await deleteRecords();
     keys?.cleanup();
   });
@@ -211,5 +212,36 @@ describe('the original’s users CRD (no status subresource) and LoginRecord CRD
     // The state is Active now: the later login writes the time, with the whole status (no subresource).
     await login();
     await activeSince(first);
+  });
+
+  test("a replica's first record of a user runs the original's retention: at most 100 records are kept", async () => {
+    const seeded = 103;
+    for (let i = 0; i < seeded; i++)
+      await objects().createClusterCustomObject({
+        ...IAM,
+        plural: 'loginrecords',
+        body: {
+          apiVersion: `${IAM.group}/${IAM.version}`,
+          kind: 'LoginRecord',
+          metadata: { generateName: `${RETAINED}-`, labels: { 'iam.kubesphere.io/user-ref': RETAINED } },
+          spec: { type: 'Token', provider: '', success: true, reason: 'seeded' },
+        },
+      });
+    // creationTimestamp counts whole seconds: the login's record must be newer than every seeded one.
+    const seededIn = Math.floor(Date.now() / 1000);
+    await waitFor(
+      'the next second',
+      async () => (Math.floor(Date.now() / 1000) > seededIn ? true : undefined),
+      {
+        intervalMs: 50,
+      },
+    );
+    const answer = await passwordLogin(server.url, RETAINED, PASSWORD, { id: PLATFORM, secret: PLATFORM });
+    assert.equal(answer.status, 200);
+    const kept = await waitFor('the retention pass', async () => {
+      const records = await recordsOf(RETAINED);
+      return records.length === 100 ? records : undefined;
+    });
+    assert.equal(kept.filter((r) => r.spec.reason === 'seeded').length, 99, 'the oldest went first');
   });
 });

@@ -1,0 +1,122 @@
+// What one password login costs the kube-apiserver at steady state: its requests per login by verb and
+// resource, and its CPU per login. A private real control plane with the original's users CRD (no status
+// subresource) and LoginRecord CRD, as beside the original (vs-original.bench.ts); one user (bcrypt cost
+// 10: the kube-apiserver's share does not depend on it), 4 clients logging in as fast as answered. First
+// 130 logins, so the user's sessions and login records are at their limits (100 each), then the measured ones.
+// Prints one JSON line; asserts nothing.
+//
+//   source scripts/ensure-node.sh && node test/bench/login-writes.bench.ts [--logins=200]
+import { execFileSync } from 'node:child_process';
+import { startControlPlane } from '../cluster/control-plane.ts';
+import { waitFor } from '../cluster/wait-for.ts';
+import {
+  adminKubeConfig,
+  createUser,
+  generateTestKeys,
+  installCrdFiles,
+  installIamCrds,
+  passwordLogin,
+  SEED_CRD_FILES,
+  startReadyServer,
+} from '../support/iam-fixtures.ts';
+import { benchArgs } from './bench-args.ts';
+import { cpuSecondsOf } from './proc-cpu.ts';
+
+const LOGINS = Number(benchArgs().get('logins') ?? 200);
+const PLATFORM = 'kubesphere';
+const USER = { name: 'bench-login', password: 'bench-Pa55word!', email: 'bench-login@example.com' };
+const RESOURCES = ['users', 'sessions', 'loginrecords', 'loginthrottles'];
+
+const cp = await startControlPlane();
+const keys = generateTestKeys();
+try {
+  const kubectl = cp.binaries.kubectl;
+  /** apiserver_request_total of the IAM resources, by "VERB resource[/subresource]". */
+  const requests = (): Map<string, number> => {
+    const text = execFileSync(kubectl, ['--kubeconfig', cp.kubeconfigPath, 'get', '--raw', '/metrics'], {
+      maxBuffer: 1 << 28,
+    }).toString();
+    const counts = new Map<string, number>();
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('apiserver_request_total{')) continue;
+      const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? '';
+      if (!RESOURCES.includes(resource)) continue;
+      const sub = /subresource="([^"]*)"/.exec(line)?.[1];
+      const key = `${/verb="([^"]*)"/.exec(line)?.[1]} ${resource}${sub ? `/${sub}` : ''}`;
+      counts.set(key, (counts.get(key) ?? 0) + Number(line.split(' ').pop()));
+    }
+    return counts;
+  };
+  /** Waits until the writes a login leaves for after its answer (records, sessions beyond the limit) are done. */
+  const settled = async (): Promise<Map<string, number>> => {
+    let last = requests();
+    return waitFor(
+      'the logins’ last writes',
+      async () => {
+        const now = requests();
+        const same = [...now].every(([k, v]) => last.get(k) === v) && now.size === last.size;
+        last = now;
+        return same ? now : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+  };
+
+  const kc = adminKubeConfig(cp.kubeconfigPath);
+  await installCrdFiles(kc, SEED_CRD_FILES, PLATFORM);
+  await installIamCrds(kc, PLATFORM, { except: ['users'] });
+  await createUser(kc, { ...USER, groups: [], passwordCost: 10 }, PLATFORM);
+  const server = await startReadyServer([
+    `--platformName=${PLATFORM}`,
+    `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+    `--auth.signingKeyFile=${keys.es256}`,
+    '--auth.addressRequestsPerMinute=0',
+    '--log.access.mode=exceptions',
+  ]);
+  try {
+    const logins = async (n: number) => {
+      let next = 0;
+      let ok = 0;
+      await Promise.all(
+        [0, 1, 2, 3].map(async () => {
+          while (next++ < n) {
+            const r = await passwordLogin(server.url, USER.name, USER.password, {
+              id: PLATFORM,
+              secret: PLATFORM,
+            });
+            if (r.status === 200) ok++;
+          }
+        }),
+      );
+      return ok;
+    };
+    await logins(130);
+    const before = await settled();
+    const apiserver0 = cpuSecondsOf(cp.pids[1]!);
+    const started = performance.now();
+    const ok = await logins(LOGINS);
+    const seconds = (performance.now() - started) / 1000;
+    const after = await settled();
+    const apiserverMs = (cpuSecondsOf(cp.pids[1]!) - apiserver0) * 1000;
+    const perLogin: Record<string, number> = {};
+    for (const [key, count] of after) {
+      const delta = count - (before.get(key) ?? 0);
+      if (delta > 0) perLogin[key] = Math.round((delta / ok) * 100) / 100;
+    }
+    process.stdout.write(
+      JSON.stringify({
+        logins: ok,
+        refused: LOGINS - ok,
+        logins_per_s: Math.round((ok / seconds) * 10) / 10,
+        apiserver_cpu_ms_per_login: Math.round((apiserverMs / ok) * 100) / 100,
+        apiserver_requests_per_login: perLogin,
+        load_average: (await import('node:os')).loadavg().map((x) => Math.round(x * 100) / 100),
+      }) + '\n',
+    );
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await cp.stop();
+  keys.cleanup();
+}

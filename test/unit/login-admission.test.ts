@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { EMPTY_LEDGER, type AttemptLedger } from '../../src/users/attempt-ledger.ts';
+import { LoginAdmission, type LedgerChange, type LedgerStore } from '../../src/users/login-admission.ts';
+
+/**
+ * An in-memory ledger store that counts its writes. Each write resolves when the test lets it
+ * (`release`), so the test decides what queues up behind a running write.
+ */
+class CountingStore implements LedgerStore {
+  readonly ledgers = new Map<string, AttemptLedger>();
+  readonly writes: { key: string; loggedInAtMs: number | undefined }[] = [];
+  #gate: Promise<void> = Promise.resolve();
+  #open: () => void = () => {};
+
+  /** From now on each write waits until `release`. */
+  hold(): void {
+    this.#gate = new Promise((resolve) => (this.#open = resolve));
+  }
+  release(): void {
+    this.#open();
+    this.#gate = Promise.resolve();
+  }
+  peek(key: string): AttemptLedger {
+    return this.ledgers.get(key) ?? EMPTY_LEDGER;
+  }
+  queueOf(key: string): string {
+    return key;
+  }
+  async update<R>(key: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
+    const { ledger, result, loggedInAtMs } = change(this.peek(key));
+    if (!ledger && loggedInAtMs === undefined) return result;
+    await this.#gate;
+    if (ledger) this.ledgers.set(key, ledger);
+    this.writes.push({ key, loggedInAtMs });
+    return result;
+  }
+}
+
+const policy = { maxFailures: 3, windowSeconds: 600 };
+
+async function admitted(admission: LoginAdmission, store: LedgerStore, key: string) {
+  const reservation = await admission.reserve(store, key);
+  assert.ok(reservation.admitted, 'admitted');
+  return reservation;
+}
+
+describe('login admission: writes of one ledger', () => {
+  test('changes that queue behind a running write go into the next write together, in order', async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy });
+    store.hold();
+    const first = admission.reserve(store, 'alice');
+    // Three more reservations while the first write runs: limit 3, so the last is refused in the batch.
+    const more = [1, 2, 3].map(() => admission.reserve(store, 'alice'));
+    store.release();
+    const answers = await Promise.all([first, ...more]);
+    assert.deepEqual(
+      answers.map((a) => a.admitted),
+      [true, true, true, false],
+    );
+    assert.equal(store.writes.length, 2, 'one write for the first, one for the three behind it');
+    assert.equal(Object.keys(store.peek('alice').pending).length, 3);
+  });
+
+  test("a success's settlement rides along with the next reservation's write", async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 60_000 });
+    const a = await admitted(admission, store, 'alice');
+    const settled = a.settle('success');
+    assert.equal(store.writes.length, 1, 'the success waits');
+    await admitted(admission, store, 'alice');
+    assert.deepEqual(await settled, { lockedNow: false });
+    assert.equal(store.writes.length, 2, 'settled in the reservation write');
+    assert.ok(store.writes[1]!.loggedInAtMs !== undefined, 'the store is told a login succeeded');
+    assert.equal(Object.keys(store.peek('alice').pending).length, 1, 'only the new check is pending');
+  });
+
+  test('a success alone is written after the delay; a failure at once', async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 20 });
+    const a = await admitted(admission, store, 'alice');
+    const b = await admitted(admission, store, 'alice');
+    await b.settle('failure');
+    assert.equal(store.writes.length, 3, 'the failure is written before it is answered');
+    assert.equal(store.peek('alice').failures.length, 1);
+    const settled = a.settle('success');
+    assert.equal(store.writes.length, 3);
+    await settled;
+    assert.equal(store.writes.length, 4);
+    assert.deepEqual(store.peek('alice'), { failures: [], pending: {} });
+  });
+
+  test('flush writes the successes still waiting', async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 60_000 });
+    const reservations = [await admitted(admission, store, 'alice'), await admitted(admission, store, 'bob')];
+    const settled = reservations.map((r) => r.settle('success'));
+    await admission.flush();
+    await Promise.all(settled);
+    assert.deepEqual(
+      store.writes.slice(2).map((w) => w.key),
+      ['alice', 'bob'],
+    );
+    assert.equal(Object.keys(store.peek('alice').pending).length, 0);
+    assert.equal(Object.keys(store.peek('bob').pending).length, 0);
+  });
+
+  test('a failed write rejects every change of its batch, and the next write goes on', async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy });
+    let failNext = true;
+    const failing: LedgerStore = {
+      peek: (key) => store.peek(key),
+      queueOf: (key) => key,
+      update: (key, change) => {
+        if (failNext) {
+          failNext = false;
+          return Promise.reject(new Error('apiserver away'));
+        }
+        return store.update(key, change);
+      },
+    };
+    await assert.rejects(admission.reserve(failing, 'alice'), /apiserver away/);
+    assert.ok((await admission.reserve(failing, 'alice')).admitted);
+    assert.equal(store.writes.length, 1);
+  });
+});
