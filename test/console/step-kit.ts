@@ -39,13 +39,26 @@ export const tableRow = (page: Page, key: string): Locator => page.locator(`tbod
 /** Waits for a row and its cells; returns what is missing, or undefined. */
 export async function rowOnScreen(page: Page, row: Row, timeoutMs: number): Promise<string | undefined> {
   const tr = tableRow(page, row.key);
+  const deadline = Date.now() + timeoutMs;
   try {
     await tr.first().waitFor({ state: 'visible', timeout: timeoutMs });
   } catch {
     return `no row "${row.key}"`;
   }
+  // The row may already be on screen with the values from before the step's write: the console lists
+  // again after its dialog answers, so the cells are waited for, not read once.
+  for (;;) {
+    const wrong = await wrongCell(tr.first(), row);
+    if (wrong === undefined) return undefined;
+    if (Date.now() > deadline) return wrong;
+    await page.waitForTimeout(250);
+  }
+}
+
+/** The first cell of the row not showing what it should, as a reason; undefined when all do. */
+async function wrongCell(tr: Locator, row: Row): Promise<string | undefined> {
   for (const [column, want] of Object.entries(row.cells ?? {})) {
-    const shown = await cellText(tr.first(), column);
+    const shown = await cellText(tr, column).catch(() => undefined);
     if (shown !== want)
       return `row "${row.key}", column ${column}: "${shown ?? 'no such column'}", not "${want}"`;
   }
