@@ -1,6 +1,7 @@
 import https from 'node:https';
 import type http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { Pool } from 'undici';
 import { groupsToImpersonate, type Identity } from '../kernel/identity.ts';
 import { FixedTlsAgent } from './fixed-tls-agent.ts';
 import { stripClientCredentials } from './header-hygiene.ts';
@@ -9,6 +10,8 @@ import { stripClientCredentials } from './header-hygiene.ts';
 export interface Upstream {
   target: string;
   agent: https.Agent;
+  /** The same TLS material on undici's keep-alive pool: plain proxied requests (undici-exchange.ts). */
+  pool: Pool;
   /** False only when the kubeconfig says to skip certificate verification. */
   verifyTls: boolean;
   /**
@@ -63,9 +66,22 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
     ...(tls.servername ? { servername: tls.servername } : {}),
     keepAlive: true,
   });
+  const pool = new Pool(cluster.server, {
+    connect: {
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+      ...(tls.servername ? { servername: tls.servername } : {}),
+    },
+    // As the https.Agent: connections stay until the kube-apiserver closes them.
+    keepAliveTimeout: 60_000,
+    keepAliveMaxTimeout: 600_000,
+  });
   return {
     target: cluster.server,
     agent,
+    pool,
     verifyTls: tls.rejectUnauthorized !== false,
     authorization: memoizeFor(AUTHORIZATION_TTL_MS, async () => {
       const opts: https.RequestOptions = {};
