@@ -52,7 +52,8 @@ function memoizeFor<T>(ttlMs: number, read: () => Promise<T>): () => T | Promise
   };
 }
 
-export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
+/** `responseTimeoutMs` also bounds a new connection's TCP and TLS handshake (the request's own wait comes after it). */
+export async function upstreamOf(kubeConfig: KubeConfig, responseTimeoutMs: number): Promise<Upstream> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
   // TLS material (CA, client certificate) is fixed for the life of the process.
@@ -68,6 +69,7 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
   });
   const pool = new Pool(cluster.server, {
     connect: {
+      timeout: responseTimeoutMs,
       ca: tls.ca,
       cert: tls.cert,
       key: tls.key,

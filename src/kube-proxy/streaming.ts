@@ -9,7 +9,7 @@ import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
 import type { Upstream } from './impersonation.ts';
 import { settleLegacyUrlParseWarning } from './legacy-url-parse.ts';
 import { upstreamFailure, type RequestShape } from './request-shaping.ts';
-import { carriesBody, upstreamTarget } from './upstream-request.ts';
+import { carriesBody, upstreamPathPrefix } from './upstream-request.ts';
 import { UndiciExchange, upstreamHeaders } from './undici-exchange.ts';
 
 /** Writes an error to the client: on a response, or straight to the socket of an upgrade. */
@@ -27,7 +27,7 @@ export interface StreamingOptions {
   writeError: ErrorWriter;
   /**
    * Answers that are one object or one list (request-shaping.ts) and at most this large are collected
-   * and sent in one write (response-relay.ts); larger ones, and streams, are relayed as they arrive.
+   * and sent in one write (undici-exchange.ts); larger ones, and streams, are relayed as they arrive.
    */
   collectUpToBytes: number;
   /** Called for every upstream request of a plain request, as it is made (stream tracking). */
@@ -43,21 +43,21 @@ export interface StreamingProxy {
 }
 
 /**
- * Relays responses (response-relay.ts) and upgrades (exec, attach, port-forward): a timeout only until
- * the upstream answers, upstream latency measured as source="proxy". Plain requests go upstream with
- * upstream-request.ts, upgrades with http-proxy-middleware.
+ * Relays responses and upgrades (exec, attach, port-forward): a timeout only until the upstream answers,
+ * upstream latency measured as source="proxy". Plain requests go upstream on undici's pool
+ * (undici-exchange.ts), upgrades with http-proxy-middleware over the https.Agent.
  */
 export function streamingProxy(options: StreamingOptions): StreamingProxy {
   const { logger } = options;
-  const target = upstreamTarget(options.upstream.target);
+  const pathPrefix = upstreamPathPrefix(options.upstream.target);
   const observe = (verb: RequestVerb, at: bigint, code: number | 'error') =>
     options.duration
       .series({ source: 'proxy', verb, code: String(code) })
       .observe(Number(process.hrtime.bigint() - at) / 1e9);
-  const timedOut = (proxyReq: http.ClientRequest) =>
-    proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' }));
   const upstreamTimeout = (proxyReq: http.ClientRequest) =>
-    proxyReq.setTimeout(options.responseTimeoutMs, () => timedOut(proxyReq));
+    proxyReq.setTimeout(options.responseTimeoutMs, () =>
+      proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' })),
+    );
   const failureOf = (err: Error) => {
     const failure = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
     logger.warn('kube-apiserver proxy error', {
@@ -101,22 +101,19 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     options.onRequest?.(exchange, req, res);
     // A client that went away does not need the answer (or the rest of it): the kube-apiserver can stop.
     res.once('close', () => exchange.stop());
-    try {
-      options.upstream.pool.dispatch(
-        {
-          path: target.pathPrefix + (req.url ?? '/'),
-          method: req.method ?? 'GET',
-          headers,
-          body: hasBody ? req : null,
-          // Until the upstream answers; streams (watch, followed logs) may idle after that.
-          headersTimeout: options.responseTimeoutMs,
-          bodyTimeout: 0,
-        },
-        exchange,
-      );
-    } catch (err) {
-      exchange.onResponseError(undefined as never, err as Error);
-    }
+    // Invalid input (a header undici refuses) comes back through exchange.onResponseError, not as a throw.
+    options.upstream.pool.dispatch(
+      {
+        path: pathPrefix + (req.url ?? '/'),
+        method: req.method ?? 'GET',
+        headers,
+        body: hasBody ? req : null,
+        // Until the upstream answers; streams (watch, followed logs) may idle after that.
+        headersTimeout: options.responseTimeoutMs,
+        bodyTimeout: 0,
+      },
+      exchange,
+    );
   };
 
   // Upgrades only; their latency until the upgrade or the refusal.
