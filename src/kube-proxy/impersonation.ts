@@ -1,6 +1,7 @@
 import https from 'node:https';
 import type http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { Pool } from 'undici';
 import { groupsToImpersonate, type Identity } from '../kernel/identity.ts';
 import { FixedTlsAgent } from './fixed-tls-agent.ts';
 import { stripClientCredentials } from './header-hygiene.ts';
@@ -9,6 +10,8 @@ import { stripClientCredentials } from './header-hygiene.ts';
 export interface Upstream {
   target: string;
   agent: https.Agent;
+  /** The same TLS material on undici's keep-alive pool: plain proxied requests (undici-exchange.ts). */
+  pool: Pool;
   /** False only when the kubeconfig says to skip certificate verification. */
   verifyTls: boolean;
   /**
@@ -49,7 +52,8 @@ function memoizeFor<T>(ttlMs: number, read: () => Promise<T>): () => T | Promise
   };
 }
 
-export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
+/** `responseTimeoutMs` also bounds a new connection's TCP and TLS handshake (the request's own wait comes after it). */
+export async function upstreamOf(kubeConfig: KubeConfig, responseTimeoutMs: number): Promise<Upstream> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
   // TLS material (CA, client certificate) is fixed for the life of the process.
@@ -63,9 +67,23 @@ export async function upstreamOf(kubeConfig: KubeConfig): Promise<Upstream> {
     ...(tls.servername ? { servername: tls.servername } : {}),
     keepAlive: true,
   });
+  const pool = new Pool(cluster.server, {
+    connect: {
+      timeout: responseTimeoutMs,
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+      ...(tls.servername ? { servername: tls.servername } : {}),
+    },
+    // As the https.Agent: connections stay until the kube-apiserver closes them.
+    keepAliveTimeout: 60_000,
+    keepAliveMaxTimeout: 600_000,
+  });
   return {
     target: cluster.server,
     agent,
+    pool,
     verifyTls: tls.rejectUnauthorized !== false,
     authorization: memoizeFor(AUTHORIZATION_TTL_MS, async () => {
       const opts: https.RequestOptions = {};

@@ -50,7 +50,7 @@ const COLLECT_UP_TO_BYTES = 256 * 1024;
  */
 export async function createKubeProxy(options: KubeProxyOptions): Promise<KubeProxy> {
   const { logger } = options;
-  const upstream = await upstreamOf(options.kubeConfig);
+  const upstream = await upstreamOf(options.kubeConfig, options.responseTimeoutMs);
   const impersonate = impersonator(upstream);
   // Shared with the client-side instrumentation: source="proxy" tells the two apart.
   const tracking = options.streams

@@ -69,6 +69,8 @@ export function shapeRequest(req: http.IncomingMessage): RequestShape {
 export function upstreamFailure(err: NodeJS.ErrnoException, responseTimeoutMs: number): ApiError {
   switch (err.code) {
     case 'UPSTREAM_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
       return new ApiError(
         'GatewayTimeout',

@@ -2,6 +2,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Plugin } from 'http-proxy-middleware';
 import type { StreamOwner, StreamRegistry } from './stream-registry.ts';
+import type { UndiciExchange } from './undici-exchange.ts';
 
 /**
  * Registers every proxied request and upgrade with the stream registry for as long as it is open, and
@@ -14,7 +15,7 @@ import type { StreamOwner, StreamRegistry } from './stream-registry.ts';
  */
 export interface StreamTracking {
   /** For each plain request's upstream request, as it is made (the identity comes from the request's auth). */
-  trackRequest(proxyReq: http.ClientRequest, req: http.IncomingMessage, res: http.ServerResponse): void;
+  trackRequest(exchange: UndiciExchange, req: http.IncomingMessage, res: http.ServerResponse): void;
   /** For the proxy's plugin list: follows the upstream side of the upgrades trackUpgrade() registered. */
   plugin: Plugin;
   /** For upgrades, which bypass express: call before handing the upgrade to the proxy. */
@@ -29,22 +30,11 @@ export function streamTracking(
   // The upstream side of each upgrade, as far as it exists yet: the request, then its socket.
   const upstreams = new WeakMap<http.IncomingMessage, { request?: http.ClientRequest; socket?: Duplex }>();
 
-  const trackRequest = (
-    proxyReq: http.ClientRequest,
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-  ) => {
+  const trackRequest = (exchange: UndiciExchange, req: http.IncomingMessage, res: http.ServerResponse) => {
     const identity = ownerOf(req);
     if (!identity) return;
-    let upstreamResponse: http.IncomingMessage | undefined;
-    proxyReq.once('response', (proxyRes) => (upstreamResponse = proxyRes));
     const untrack = registry.track(identity, () => {
-      if (upstreamResponse) {
-        upstreamResponse.unpipe(res);
-        upstreamResponse.destroy();
-      } else {
-        proxyReq.destroy();
-      }
+      exchange.stop();
       const streamed = res.headersSent && res.getHeader('content-length') === undefined;
       if (streamed && !res.writableEnded) res.end();
       else res.destroy();

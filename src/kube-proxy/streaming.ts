@@ -9,8 +9,8 @@ import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
 import type { Upstream } from './impersonation.ts';
 import { settleLegacyUrlParseWarning } from './legacy-url-parse.ts';
 import { upstreamFailure, type RequestShape } from './request-shaping.ts';
-import { relayResponse } from './response-relay.ts';
-import { carriesBody, openUpstreamRequest, upstreamTarget } from './upstream-request.ts';
+import { carriesBody, upstreamPathPrefix } from './upstream-request.ts';
+import { UndiciExchange, upstreamHeaders } from './undici-exchange.ts';
 
 /** Writes an error to the client: on a response, or straight to the socket of an upgrade. */
 export interface ErrorWriter {
@@ -27,11 +27,11 @@ export interface StreamingOptions {
   writeError: ErrorWriter;
   /**
    * Answers that are one object or one list (request-shaping.ts) and at most this large are collected
-   * and sent in one write (response-relay.ts); larger ones, and streams, are relayed as they arrive.
+   * and sent in one write (undici-exchange.ts); larger ones, and streams, are relayed as they arrive.
    */
   collectUpToBytes: number;
   /** Called for every upstream request of a plain request, as it is made (stream tracking). */
-  onRequest?(proxyReq: http.ClientRequest, req: http.IncomingMessage, res: http.ServerResponse): void;
+  onRequest?(exchange: UndiciExchange, req: http.IncomingMessage, res: http.ServerResponse): void;
   /** More http-proxy plugins, for upgrades (stream tracking). */
   plugins?: Plugin[];
 }
@@ -43,21 +43,21 @@ export interface StreamingProxy {
 }
 
 /**
- * Relays responses (response-relay.ts) and upgrades (exec, attach, port-forward): a timeout only until
- * the upstream answers, upstream latency measured as source="proxy". Plain requests go upstream with
- * upstream-request.ts, upgrades with http-proxy-middleware.
+ * Relays responses and upgrades (exec, attach, port-forward): a timeout only until the upstream answers,
+ * upstream latency measured as source="proxy". Plain requests go upstream on undici's pool
+ * (undici-exchange.ts), upgrades with http-proxy-middleware over the https.Agent.
  */
 export function streamingProxy(options: StreamingOptions): StreamingProxy {
   const { logger } = options;
-  const target = upstreamTarget(options.upstream.target);
+  const pathPrefix = upstreamPathPrefix(options.upstream.target);
   const observe = (verb: RequestVerb, at: bigint, code: number | 'error') =>
     options.duration
       .series({ source: 'proxy', verb, code: String(code) })
       .observe(Number(process.hrtime.bigint() - at) / 1e9);
-  const timedOut = (proxyReq: http.ClientRequest) =>
-    proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' }));
   const upstreamTimeout = (proxyReq: http.ClientRequest) =>
-    proxyReq.setTimeout(options.responseTimeoutMs, () => timedOut(proxyReq));
+    proxyReq.setTimeout(options.responseTimeoutMs, () =>
+      proxyReq.destroy(Object.assign(new Error('upstream response timeout'), { code: 'UPSTREAM_TIMEOUT' })),
+    );
   const failureOf = (err: Error) => {
     const failure = upstreamFailure(err as NodeJS.ErrnoException, options.responseTimeoutMs);
     logger.warn('kube-apiserver proxy error', {
@@ -68,50 +68,52 @@ export function streamingProxy(options: StreamingOptions): StreamingProxy {
     return failure;
   };
 
+  const host = new URL(options.upstream.target).host;
   const forward = (req: http.IncomingMessage, res: http.ServerResponse, shape: RequestShape) => {
     const at = process.hrtime.bigint();
-    const withBody = carriesBody(req);
-    const proxyReq = openUpstreamRequest(target, options.upstream.agent, req);
-    // Until the upstream answers, a silent connection is a failure; after that, streams may idle. A request
-    // without a body is sent at once: one timer from now, where the connection's own timeout costs five
-    // listeners and two timer updates. One with a body may take longer to send: its connection's silence is timed.
-    let deadline: NodeJS.Timeout | undefined;
-    if (withBody) upstreamTimeout(proxyReq);
-    else deadline = setTimeout(timedOut, options.responseTimeoutMs, proxyReq);
-    const answeredOrFailed = () => {
-      if (withBody) proxyReq.setTimeout(0);
-      else clearTimeout(deadline);
-    };
-    options.onRequest?.(proxyReq, req, res);
-    let answered = false;
-    proxyReq.once('response', (proxyRes) => {
-      answered = true;
-      answeredOrFailed();
-      observe(shape.verb, at, proxyRes.statusCode ?? 0);
-      relayResponse(proxyRes, res, {
-        collectUpTo: shape.oneObjectOrList ? options.collectUpToBytes : 0,
-        onBroken: () =>
+    const exchange = new UndiciExchange(res, {
+      collectUpTo: shape.oneObjectOrList ? options.collectUpToBytes : 0,
+      onAnswer: (status) => observe(shape.verb, at, status),
+      onFailure: (err, answered) => {
+        if (res.destroyed) return;
+        if (answered) {
           options.writeError.response(
             res,
             new ApiError('BadGateway', 'the kube-apiserver broke off its answer'),
-          ),
-      });
+          );
+          return;
+        }
+        observe(shape.verb, at, 'error');
+        const failure = failureOf(err);
+        if (!res.headersSent) options.writeError.response(res, failure);
+        else res.destroy();
+      },
     });
-    proxyReq.on('error', (err) => {
-      answeredOrFailed();
-      // The client went away before the answer (below): nothing to tell anyone.
-      if (res.destroyed) return;
-      observe(shape.verb, at, 'error');
-      const failure = failureOf(err);
-      if (!res.headersSent) options.writeError.response(res, failure);
-      else res.destroy();
-    });
-    // A client that went away before the answer does not need it: the kube-apiserver can stop.
-    res.once('close', () => {
-      if (answered) return;
-      answeredOrFailed();
-      proxyReq.destroy();
-    });
+    const hasBody = carriesBody(req);
+    const headers = upstreamHeaders(req, host);
+    // As http-proxy did: a DELETE or OPTIONS without a body says so, rather than leave the length open.
+    if (
+      !hasBody &&
+      (req.method === 'DELETE' || req.method === 'OPTIONS') &&
+      req.headers['content-length'] === undefined
+    )
+      headers.push('content-length', '0');
+    options.onRequest?.(exchange, req, res);
+    // A client that went away does not need the answer (or the rest of it): the kube-apiserver can stop.
+    res.once('close', () => exchange.stop());
+    // Invalid input (a header undici refuses) comes back through exchange.onResponseError, not as a throw.
+    options.upstream.pool.dispatch(
+      {
+        path: pathPrefix + (req.url ?? '/'),
+        method: req.method ?? 'GET',
+        headers,
+        body: hasBody ? req : null,
+        // Until the upstream answers; streams (watch, followed logs) may idle after that.
+        headersTimeout: options.responseTimeoutMs,
+        bodyTimeout: 0,
+      },
+      exchange,
+    );
   };
 
   // Upgrades only; their latency until the upgrade or the refusal.

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { relayResponse } from '../../src/kube-proxy/response-relay.ts';
+import { Pool } from 'undici';
+import { UndiciExchange, upstreamHeaders } from '../../src/kube-proxy/undici-exchange.ts';
 
 /** What a client saw: status, headers and body, or the error that ended the response. */
 interface Seen {
@@ -40,11 +41,12 @@ function chunkedBody(bytes: number): Buffer {
   return Buffer.from(Array.from({ length: bytes / 100 }, (_, i) => String(i).padEnd(100, '.')).join(''));
 }
 
-describe('relaying the kube-apiserver’s answer', () => {
+describe('relaying the kube-apiserver’s answer through undici', () => {
   const upstreams = new Map<string, (res: http.ServerResponse) => void>();
   const broken: string[] = [];
   const upstreamClosed: string[] = [];
   let upstream: http.Server;
+  let pool: Pool;
   let proxy: http.Server;
   let upstreamUrl: string;
   let proxyUrl: string;
@@ -55,22 +57,28 @@ describe('relaying the kube-apiserver’s answer', () => {
       upstreams.get(req.url!)!(res);
     });
     upstreamUrl = await listen(upstream);
+    pool = new Pool(upstreamUrl);
     proxy = http.createServer((req, res) => {
-      const collectUpTo = Number(new URL(req.url!, 'http://x').searchParams.get('collect') ?? 0);
-      http.get(`${upstreamUrl}${new URL(req.url!, 'http://x').pathname}`, (up) =>
-        relayResponse(up, res, {
-          collectUpTo,
-          onBroken: () => {
-            broken.push(req.url!);
-            res.statusCode = 502;
-            res.end('broken');
-          },
-        }),
+      const url = new URL(req.url!, 'http://x');
+      const exchange = new UndiciExchange(res, {
+        collectUpTo: Number(url.searchParams.get('collect') ?? 0),
+        onAnswer: () => {},
+        onFailure: (_err, answered) => {
+          if (answered) broken.push(req.url!);
+          res.statusCode = 502;
+          res.end('broken');
+        },
+      });
+      res.once('close', () => exchange.stop());
+      pool.dispatch(
+        { path: url.pathname, method: 'GET', headers: upstreamHeaders(req, new URL(upstreamUrl).host) },
+        exchange,
       );
     });
     proxyUrl = await listen(proxy);
   });
-  after(() => {
+  after(async () => {
+    await pool.destroy();
     proxy.closeAllConnections();
     upstream.closeAllConnections();
     proxy.close();
