@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ApiException, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { kubeRequest } from '../../src/cluster/kube-request.ts';
+import { decodeLedger } from '../../src/users/attempt-ledger.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import {
   adminKubeConfig,
@@ -195,6 +196,17 @@ for (const profile of profiles) {
       const login = await passwordLogin(server.url, ADMIN, PASSWORD, { id: P, secret: P });
       assert.equal(login.status, 200, JSON.stringify(login.body));
       accessToken = String(login.body['access_token']);
+      // The login's own writes to the administrator's User (its settlement may ride along with a later
+      // write, and the last-login time) land after the answer: once, before the fingerprint is taken.
+      await waitFor("the login's writes to the administrator", async () => {
+        const user = (await objects.getClusterCustomObject({ ...IAM, plural: 'users', name: ADMIN })) as {
+          metadata: { annotations?: Record<string, string> };
+          status?: { lastLoginTime?: string };
+        };
+        const ledger = user.metadata.annotations?.[`${IAM.group}/login-attempts`];
+        const settled = Object.keys(decodeLedger(ledger).pending).length === 0;
+        return settled && user.status?.lastLoginTime !== undefined ? true : undefined;
+      });
       // What the duplicates collide with: a group, Alice in it, its workspace role and its project role.
       const made = await call('POST', `workspaces/${WS}/groups`, { metadata: { generateName: 'dup' } });
       assert.equal(made.status, 200, made.text);
