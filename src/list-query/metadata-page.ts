@@ -81,12 +81,14 @@ function firstInOrder<K>(items: K[], count: number, order: (a: K, b: K) => numbe
   return kept;
 }
 
-function createdAt(object: ListedObject): number {
+/** An object's creation time in milliseconds (0 when unset), for ordering by `createTime`. */
+export function createdAt(object: ListedObject): number {
   const value = object.metadata.creationTimestamp;
   if (value instanceof Date) return value.getTime();
   return Date.parse(value ?? '') || 0;
 }
 
-function compare(a: string, b: string): number {
+/** Code-unit order of names: the same on every replica, whatever its locale. */
+export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 import type { ListQuery } from './list-query.ts';
-import type { ListedObject, Page } from './metadata-page.ts';
+import { compare, createdAt, type ListedObject, type Page } from './metadata-page.ts';
 
 /**
  * A cache's objects sorted once per state, for each order a list may ask: by creation time with ties
@@ -56,14 +56,4 @@ function sortedByCreation<T extends ListedObject>(objects: readonly T[]): T[] {
   const keyed = objects.map((object) => ({ object, created: createdAt(object) }));
   keyed.sort((a, b) => b.created - a.created || compare(b.object.metadata.name, a.object.metadata.name));
   return keyed.map((k) => k.object);
-}
-
-function createdAt(object: ListedObject): number {
-  const value = object.metadata.creationTimestamp;
-  if (value instanceof Date) return value.getTime();
-  return Date.parse(value ?? '') || 0;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
