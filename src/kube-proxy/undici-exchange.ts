@@ -1,19 +1,6 @@
 import type http from 'node:http';
 import type { Dispatcher } from 'undici';
 
-/** Request headers that describe the client's connection, or that undici frames itself: never sent on. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-  'host',
-]);
-
 /** Response headers that describe the upstream connection (RFC 9110 §7.6.1): never relayed. */
 const CONNECTION_HEADERS = new Set([
   'connection',
@@ -24,6 +11,9 @@ const CONNECTION_HEADERS = new Set([
   'trailer',
   'upgrade',
 ]);
+
+/** Request headers that describe the client's connection, or that undici frames itself: never sent on. */
+const HOP_BY_HOP = new Set([...CONNECTION_HEADERS, 'expect', 'host']);
 
 const BODILESS = new Set([204, 304]);
 
