@@ -163,6 +163,17 @@ async function measure(
   return result;
 }
 
+/**
+ * Each proxy's steady state, once, before the rounds: a Node process's CPU per proxied request still
+ * falls by a fifth over its first minute of load (0.37 → 0.29 ms over five quick rounds: V8 tiering up
+ * the hot paths), which each run's short warm-up does not cover. nginx, compiled ahead of time, and a
+ * baseline get the same warm-up.
+ */
+async function warmProxies(targets: { url: string; headers?: Record<string, string> }[]): Promise<void> {
+  for (const target of targets)
+    await load({ ...target, connections: CONNECTIONS, durationSeconds: PROXY_WARMUP_S });
+}
+
 /** Samples the server's RSS every second while `work` runs; returns the highest sample. */
 async function sampledPeak<T>(
   server: RealServer,
@@ -295,6 +306,10 @@ async function benchmark(setup: Setup) {
     fullGzip: [] as LoadResult[],
   };
   const { peakMb: loadPeakMb } = await sampledPeak(server, async () => {
+    await warmProxies([
+      { url: `${server.url}${proxyPath}`, headers: bearer },
+      { url: `${nginx.url}${proxyPath}` },
+    ]);
     for (let round = 1; round <= ROUNDS; round++) {
       log(`round ${round} of ${ROUNDS}`);
       runs.a1.push(
@@ -789,20 +804,11 @@ async function proxyOnly(setup: Setup) {
     );
     return result;
   };
-  // Each proxy's steady state, once, before the rounds: a Node process's CPU per proxied request still
-  // falls by a fifth over its first minute of load (0.37 → 0.29 ms over five quick rounds: V8 tiering
-  // up the hot paths), which each round's short warm-up does not cover; nginx, compiled ahead of time,
-  // gets the same warm-up.
-  for (const [url, headers] of [
-    [`${server.url}${proxyPath}`, ours],
-    [`${nginx.url}${proxyPath}`, undefined],
-  ] as const)
-    await load({
-      url,
-      ...(headers ? { headers } : {}),
-      connections: CONNECTIONS,
-      durationSeconds: PROXY_WARMUP_S,
-    });
+  await warmProxies([
+    { url: `${server.url}${proxyPath}`, headers: ours },
+    { url: `${nginx.url}${proxyPath}` },
+    ...(baseline && theirs ? [{ url: `${baseline.url}${proxyPath}`, headers: theirs }] : []),
+  ]);
   for (let round = 1; round <= ROUNDS; round++) {
     log(`round ${round} of ${ROUNDS}`);
     // Ours and nginx back to back, the order alternating, as in the full benchmark: proxy_vs_nginx.
@@ -828,21 +834,27 @@ async function proxyOnly(setup: Setup) {
         runs.nginx.push(result);
       },
     };
+    // The baseline before ours in even rounds, after in odd ones: a process gets cheaper round by round,
+    // and one always measured after the other would favour it (an A/A read 1.07 that way).
+    const baselineRun = async () => {
+      if (baseline && theirs)
+        runs.baseline.push(
+          await timed(
+            '(p) baseline, proxy',
+            { url: `${baseline.url}${proxyPath}`, headers: theirs, connections: CONNECTIONS },
+            { ours: baseline.pid, cpuOurs: cpu.baseline, cpuApiserver: [] },
+          ),
+        );
+    };
     if (round % 2) {
       await proxied.ours();
       await proxied.nginx();
+      await baselineRun();
     } else {
+      await baselineRun();
       await proxied.nginx();
       await proxied.ours();
     }
-    if (baseline && theirs)
-      runs.baseline.push(
-        await timed(
-          '(p) baseline, proxy',
-          { url: `${baseline.url}${proxyPath}`, headers: theirs, connections: CONNECTIONS },
-          { ours: baseline.pid, cpuOurs: cpu.baseline, cpuApiserver: [] },
-        ),
-      );
     runs.bareProxy.push(
       await timed(
         '(q) the smallest Node proxy',
