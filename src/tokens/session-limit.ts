@@ -13,15 +13,28 @@ export function sessionsBeyondLimit(existing: readonly SessionObject[], limit: n
   if (limit <= 0) return [];
   const excess = existing.length - (limit - 1);
   if (excess <= 0) return [];
-  return [...existing].sort(byExpiryThenAge).slice(0, excess);
+  // Times read once per session, not at every comparison: a user at the limit has a hundred sessions, and
+  // each login sorted them with two date parses per comparison.
+  return existing
+    .map((session) => ({
+      session,
+      expires: timeOf(session.spec.expiresAt),
+      created: timeOf(session.metadata.creationTimestamp),
+    }))
+    .sort(byExpiryThenAge)
+    .slice(0, excess)
+    .map((keyed) => keyed.session);
 }
 
-function byExpiryThenAge(a: SessionObject, b: SessionObject): number {
-  return (
-    timeOf(a.spec.expiresAt) - timeOf(b.spec.expiresAt) ||
-    timeOf(a.metadata.creationTimestamp) - timeOf(b.metadata.creationTimestamp) ||
-    (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0)
-  );
+interface Keyed {
+  session: SessionObject;
+  expires: number;
+  created: number;
+}
+
+function byExpiryThenAge(a: Keyed, b: Keyed): number {
+  const [x, y] = [a.session.metadata.name, b.session.metadata.name];
+  return a.expires - b.expires || a.created - b.created || (x < y ? -1 : x > y ? 1 : 0);
 }
 
 /** Milliseconds since the epoch; an absent or unreadable time counts as the oldest. */

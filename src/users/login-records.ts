@@ -114,7 +114,13 @@ export class LoginRecordWriter {
 
   /** The original's retention for one user: too old, then beyond the count (oldest first). */
   async #retain(username: string): Promise<void> {
-    const records = await this.list(username);
+    // From the kube-apiserver's watch cache: no etcd read, and the pass only bounds how many records pile
+    // up (a record a moment too new to be listed is counted at the next pass).
+    const records = await this.#api.list<LoginRecordObject>(
+      'loginrecords',
+      `${userRefLabel(this.#api)}=${labelValue(username)}`,
+      { fromWatchCache: true },
+    );
     const cutoff = this.#nowMs() - RECORD_RETENTION.maxAgeMs;
     const newestFirst = [...records].sort((a, b) => createdMs(b) - createdMs(a));
     const doomed = newestFirst.filter((r, i) => i >= RECORD_RETENTION.maxPerUser || createdMs(r) < cutoff);
