@@ -79,6 +79,10 @@ export function createApp(deps: AppDependencies): Express {
     const startedAt = process.hrtime.bigint();
     // Taken now: mounted routers and proxies may rewrite req.url before the response closes.
     const path = req.path;
+    // Taken now too: when a client leaves in the middle of a streamed answer, the request has no socket
+    // any more by the time the response closes, and Express's req.ip would throw there (a crash, since
+    // it runs in an event handler).
+    const remoteAddress = req.ip;
     // Express parses the query string again at every read of req.query: read it only when it can
     // name `watch` (written out, or percent-encoded).
     const watch = mayNameWatch(req.url) ? req.query['watch'] : undefined;
@@ -102,7 +106,7 @@ export function createApp(deps: AppDependencies): Express {
           status: res.statusCode,
           durationMs: Math.round(durationMs * 1000) / 1000,
           user: request.identity?.username,
-          remoteAddress: req.ip,
+          remoteAddress,
           completed,
           // A sampled line stands for this many routine requests.
           ...(stands > 1 ? { sampled: stands } : {}),
