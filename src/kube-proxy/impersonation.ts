@@ -76,6 +76,10 @@ export async function upstreamOf(kubeConfig: KubeConfig, responseTimeoutMs: numb
       ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
       ...(tls.servername ? { servername: tls.servername } : {}),
     },
+    // HTTP/1.1, one request per connection at a time, as nginx proxies: undici would otherwise speak
+    // HTTP/2 where the kube-apiserver offers it, and the kube-apiserver spends more CPU per request on
+    // its HTTP/2 streams (docs/benchmarks.md, "The proxy").
+    allowH2: false,
     // As the https.Agent: connections stay until the kube-apiserver closes them.
     keepAliveTimeout: 60_000,
     keepAliveMaxTimeout: 600_000,
