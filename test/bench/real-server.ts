@@ -57,6 +57,19 @@ export interface RealServer {
   stop(): Promise<number | null>;
 }
 
+/**
+ * The servers still running, killed when the benchmark exits: one 'exit' listener for all of them (the
+ * spread part runs ten at once, and a listener each made Node warn of a leak).
+ */
+const liveServers = new Set<ChildProcess>();
+function killedOnExit(child: ChildProcess): void {
+  if (!process.listeners('exit').includes(killLiveServers)) process.on('exit', killLiveServers);
+  liveServers.add(child);
+}
+function killLiveServers(): void {
+  for (const child of liveServers) child.kill('SIGKILL');
+}
+
 export async function startRealServer(options: {
   args: string[];
   dir: string;
@@ -93,14 +106,13 @@ export async function startRealServer(options: {
   });
   closeSync(fd);
   // Never outlive the benchmark, whatever way it ends.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  killedOnExit(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let gone = false;
   let oomKills = 0;
   void exited.then(() => {
     gone = true;
-    process.off('exit', killOnExit);
+    liveServers.delete(child);
     oomKills = command.release();
   });
   const deadline = Date.now() + (options.readyTimeoutMs ?? 600_000);
