@@ -73,13 +73,11 @@ export class MemberLists {
     await this.#access.authorize(caller, place, 'members');
     const query = this.#queries.get(place.scope)!.parse(url, raw);
     const usersTag = this.#users.stateTag();
-    const stateTag = `${usersTag}/${this.#cache.stateTag}`;
-    const key = `${place.scope}/${this.#where(place)}\u0000${query.canonical}`;
-    const known = this.#pages.get(stateTag, key);
-    if (known) return known;
-    const body = this.#page(place, query, usersTag);
-    this.#pages.set(stateTag, key, body);
-    return body;
+    return this.#pages.answer(
+      `${usersTag}/${this.#cache.stateTag}`,
+      `${place.scope}/${this.#where(place)}\u0000${query.canonical}`,
+      () => this.#page(place, query, usersTag),
+    );
   }
 
   #page(place: MemberPlace, query: ListQuery, usersTag: string): Buffer {

@@ -106,24 +106,20 @@ export class RoleLists {
   async list(caller: Identity, place: Place, url: string, raw: () => RawQuery): Promise<Buffer> {
     await this.#access.authorize(caller, place, 'roles');
     const query = this.#queries.parse(url, raw);
-    const stateTag = this.#cache.stateTag;
-    const key = `${placeKey(place)}\u0000${query.canonical}`;
-    const known = this.#pages.get(stateTag, key);
-    if (known) return known;
-    const namespace = place.scope === 'namespace' ? place.namespace : '';
-    const page = selectRoles({
-      place,
-      query,
-      roles: this.#cache.roles(place.scope, namespace),
-      lookup: (name) => this.#cache.role(place.scope, name, namespace),
-      vocabulary: this.#words,
+    return this.#pages.answer(this.#cache.stateTag, `${placeKey(place)}\u0000${query.canonical}`, () => {
+      const namespace = place.scope === 'namespace' ? place.namespace : '';
+      const page = selectRoles({
+        place,
+        query,
+        roles: this.#cache.roles(place.scope, namespace),
+        lookup: (name) => this.#cache.role(place.scope, name, namespace),
+        vocabulary: this.#words,
+      });
+      return pageBody(
+        page.items.map((role) => this.#json.text(role, '', () => role)),
+        page.totalItems,
+      );
     });
-    const body = pageBody(
-      page.items.map((role) => this.#json.text(role, '', () => role)),
-      page.totalItems,
-    );
-    this.#pages.set(stateTag, key, body);
-    return body;
   }
 
   async get(caller: Identity, place: Place, name: string): Promise<RoleObject> {

@@ -105,11 +105,7 @@ export class UsersService {
     await this.#reviewer.authorize(caller, this.#listUsers);
     const query = this.#queries.parse(url, () => refusingMemberFilters(raw()));
     const stateTag = `${this.#users.stateTag()}/${this.#roles.stateTag}`;
-    const known = this.#pages.get(stateTag, query.canonical);
-    if (known) return known;
-    const body = await this.#page(query, stateTag);
-    this.#pages.set(stateTag, query.canonical, body);
-    return body;
+    return this.#pages.answer(stateTag, query.canonical, () => this.#page(query, stateTag));
   }
 
   async #page(query: ListQuery, stateTag: string): Promise<Buffer> {

@@ -38,6 +38,15 @@ export class PageMemo {
     this.#maxBytes = options.maxBytes;
   }
 
+  /** The body remembered for `key` in `stateTag`, else the one `build` makes, remembered. */
+  async answer(stateTag: string, key: string, build: () => Buffer | Promise<Buffer>): Promise<Buffer> {
+    const known = this.get(stateTag, key);
+    if (known) return known;
+    const body = await build();
+    this.set(stateTag, key, body);
+    return body;
+  }
+
   get(stateTag: string, key: string): Buffer | undefined {
     if (stateTag !== this.#stateTag) return undefined;
     return this.#bodies.get(key);

@@ -37,12 +37,9 @@ export class WorkspacePages {
       return this.#build(resource, this.#store.workspacesStateTag(resource), query, (ws) => visible.has(ws));
     }
     const stateTag = this.#store.workspacesStateTag(resource);
-    const key = `${resource}\u0000${query.canonical}`;
-    const known = this.#pages.get(stateTag, key);
-    if (known) return known;
-    const body = this.#build(resource, stateTag, query, () => true);
-    this.#pages.set(stateTag, key, body);
-    return body;
+    return this.#pages.answer(stateTag, `${resource}\u0000${query.canonical}`, () =>
+      this.#build(resource, stateTag, query, () => true),
+    );
   }
 
   #build(
