@@ -35,12 +35,13 @@ const AUTHORIZATION_TTL_MS = 1000;
  * kept. At once, because a promise costs every proxied request a turn of the microtask queue.
  */
 function memoizeFor<T>(ttlMs: number, read: () => Promise<T>): () => T | Promise<T> {
-  let cached: { value: Promise<T>; settled?: { value: T }; until: number } | undefined;
+  type Entry = { value: Promise<T>; settled?: { value: T }; until: number };
+  let cached: Entry | undefined;
   return () => {
     const now = performance.now();
     if (cached && now < cached.until) return cached.settled ? cached.settled.value : cached.value;
     const value = read();
-    const entry: { value: Promise<T>; settled?: { value: T }; until: number } = { value, until: now + ttlMs };
+    const entry: Entry = { value, until: now + ttlMs };
     cached = entry;
     value.then(
       (settled) => (entry.settled = { value: settled }),
@@ -59,23 +60,17 @@ export async function upstreamOf(kubeConfig: KubeConfig, responseTimeoutMs: numb
   // TLS material (CA, client certificate) is fixed for the life of the process.
   const tls: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(tls);
-  const agent = new FixedTlsAgent({
+  // The same material for upgrades (the https.Agent) and plain requests (undici's pool).
+  const material = {
     ca: tls.ca,
     cert: tls.cert,
     key: tls.key,
     ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
     ...(tls.servername ? { servername: tls.servername } : {}),
-    keepAlive: true,
-  });
+  };
+  const agent = new FixedTlsAgent({ ...material, keepAlive: true });
   const pool = new Pool(cluster.server, {
-    connect: {
-      timeout: responseTimeoutMs,
-      ca: tls.ca,
-      cert: tls.cert,
-      key: tls.key,
-      ...(tls.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-      ...(tls.servername ? { servername: tls.servername } : {}),
-    },
+    connect: { ...material, timeout: responseTimeoutMs },
     // HTTP/1.1, one request per connection at a time, as nginx proxies: undici would otherwise speak
     // HTTP/2 where the kube-apiserver offers it, and the kube-apiserver spends more CPU per request on
     // its HTTP/2 streams (docs/benchmarks.md, "The proxy").
