@@ -18,6 +18,23 @@ import type { UserSchema } from './user-schema.ts';
 const CAS_ATTEMPTS = 5;
 
 /**
+ * At most one last-login write per user in this time: a login after a quiet spell writes at once, the
+ * logins that follow within it share one write of the newest time at its end. A script or a storm logging
+ * one account in ten times a second otherwise paid a status patch per login (and the conflicts it caused
+ * the admission ledger's writes of the same User), a third of what a login cost the kube-apiserver.
+ */
+export const LOGIN_TIME_WRITE_INTERVAL_MS = 1000;
+
+/** A last-login write waiting for its turn. */
+interface PendingLoginTime {
+  /** The newest login time of the user so far (RFC 3339). */
+  time: string;
+  written: Promise<void>;
+  /** Ends the wait for the interval (at shutdown). */
+  writeNow: () => void;
+}
+
+/**
  * Users, read from the watch-backed cache (read through to the apiserver on a miss), and the status
  * writes of login bookkeeping: failure counts, lockout, last login. The counting writes and state changes
  * are compare-and-swap on the User's resourceVersion, so concurrent logins on several replicas never lose
@@ -35,7 +52,10 @@ export class UserStore {
   /** The last write of each user this replica has running (see #serially). */
   readonly #writes = new Map<string, Promise<void>>();
   /** Per user, the last-login patch waiting for its turn (see recordSuccess). */
-  readonly #loginTimes = new Map<string, { time: string; written: Promise<void> }>();
+  readonly #loginTimes = new Map<string, PendingLoginTime>();
+  /** Per user, when this replica last sent a last-login patch (dropped once the interval has passed). */
+  readonly #loginTimeSentAt = new Map<string, number>();
+  readonly #loginTimeIntervalMs: number;
   /** The admission ledgers of known users: an annotation on the User (see docs/authentication.md). */
   readonly ledgers: LedgerStore;
 
@@ -47,7 +67,10 @@ export class UserStore {
     /** Which CRD shape was found at start; without a status subresource, status is written with the object. */
     schema?: () => UserSchema;
     nowMs?: () => number;
+    /** LOGIN_TIME_WRITE_INTERVAL_MS unless given. */
+    loginTimeWriteIntervalMs?: number;
   }) {
+    this.#loginTimeIntervalMs = deps.loginTimeWriteIntervalMs ?? LOGIN_TIME_WRITE_INTERVAL_MS;
     this.#schema =
       deps.schema ?? (() => ({ statusSubresource: true, loginRecords: false, loginThrottles: true }));
     this.#ledgerAnnotation = `${deps.api.iam.group}/login-attempts`;
@@ -253,23 +276,62 @@ export class UserStore {
     // one user then never conflict. A compare-and-swap here lost to each admission-ledger write on the same
     // User and paid a re-read and a retry for it (130 conflicts for 83 logins in a 20-client storm). A lock
     // written meanwhile stays, since the patch names no other field.
-    // Logins of one user that arrive while a patch waits its turn share it: it writes the newest time.
+    // Logins of one user that arrive while a patch waits (for the interval, or its turn) share it: it
+    // writes the newest time.
     const name = user.metadata.name;
     const waiting = this.#loginTimes.get(name);
     if (waiting) {
       waiting.time = next.lastLoginTime!;
       return waiting.written;
     }
-    const entry = { time: next.lastLoginTime!, written: Promise.resolve() };
+    const sentAt = this.#loginTimeSentAt.get(name);
+    const waitMs = sentAt === undefined ? 0 : sentAt + this.#loginTimeIntervalMs - this.#nowMs();
+    const entry: PendingLoginTime = {
+      time: next.lastLoginTime!,
+      written: Promise.resolve(),
+      writeNow: () => {},
+    };
     this.#loginTimes.set(name, entry);
-    entry.written = this.#serially(name, async () => {
-      this.#loginTimes.delete(name);
-      const updated = await this.#api.mergePatchStatus<UserObject>('users', name, {
-        status: { lastLoginTime: entry.time },
-      });
-      this.#cache.remember(updated);
-    });
+    const turn =
+      waitMs <= 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, waitMs);
+            // Not what keeps the process alive: stop() writes what still waits (flushLoginTimes).
+            timer.unref();
+            entry.writeNow = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+    entry.written = turn.then(() =>
+      this.#serially(name, async () => {
+        this.#loginTimes.delete(name);
+        this.#markLoginTimeSent(name);
+        const updated = await this.#api.mergePatchStatus<UserObject>('users', name, {
+          status: { lastLoginTime: entry.time },
+        });
+        this.#cache.remember(updated);
+      }),
+    );
     return entry.written;
+  }
+
+  /** Writes the last-login times still waiting for their interval (at shutdown: none is left behind). */
+  async flushLoginTimes(): Promise<void> {
+    const waiting = [...this.#loginTimes.values()];
+    for (const entry of waiting) entry.writeNow();
+    await Promise.allSettled(waiting.map((entry) => entry.written));
+  }
+
+  #markLoginTimeSent(name: string): void {
+    const at = this.#nowMs();
+    this.#loginTimeSentAt.set(name, at);
+    // Forgotten once the interval has passed (the next login writes at once): no entry per user who ever
+    // logged in.
+    setTimeout(() => {
+      if (this.#loginTimeSentAt.get(name) === at) this.#loginTimeSentAt.delete(name);
+    }, this.#loginTimeIntervalMs).unref();
   }
 
   /** Turns locks whose window has passed back to Active, so `kubectl get users` shows the truth. */

@@ -107,6 +107,7 @@ export const usersModule: FeatureModule = {
       },
       async stop() {
         clearInterval(sweep);
+        await store.flushLoginTimes();
         schema.stop();
         await informer.stop();
       },
