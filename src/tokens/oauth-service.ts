@@ -276,7 +276,10 @@ export class OAuthService {
     const previous = this.#singleSession || this.#sessionLimit > 0 ? this.#sessions.sessionsOf(username) : [];
     const ending = this.#singleSession
       ? { sessions: previous, reason: 'single_session' }
-      : { sessions: sessionsBeyondLimit(previous, this.#sessionLimit), reason: 'session_limit' };
+      : {
+          sessions: sessionsBeyondLimit(previous, this.#sessionLimit, (s) => this.#sessions.timesOf(s)),
+          reason: 'session_limit',
+        };
     const sessionId = newSessionId();
     const issued = this.#tokens.issue({ username, clientId: attempt.clientId, sessionId });
     await this.#sessions.create({

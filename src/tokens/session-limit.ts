@@ -1,5 +1,11 @@
 import type { SessionObject } from '../users/iam-resources.ts';
 
+/** A session's times in Unix ms: `expiresAtMs` NaN when unreadable (never expires by it). */
+export interface SessionTimes {
+  expiresAtMs: number;
+  createdAtMs: number;
+}
+
 /**
  * The sessions a new login ends so that the user holds at most `limit` afterwards, the new one included.
  * Those nearest to expiry go first: a refresh moves a session's expiry forward, so they are the ones used
@@ -9,18 +15,25 @@ import type { SessionObject } from '../users/iam-resources.ts';
  * expires. A script that logs in again and again without logging out would otherwise pile them up (a
  * login storm of one account made ~370 a minute in the soak benchmark).
  */
-export function sessionsBeyondLimit(existing: readonly SessionObject[], limit: number): SessionObject[] {
+export function sessionsBeyondLimit(
+  existing: readonly SessionObject[],
+  limit: number,
+  timesOf: (session: SessionObject) => SessionTimes = parsedTimes,
+): SessionObject[] {
   if (limit <= 0) return [];
   const excess = existing.length - (limit - 1);
   if (excess <= 0) return [];
-  // Times read once per session, not at every comparison: a user at the limit has a hundred sessions, and
-  // each login sorted them with two date parses per comparison.
+  // Times read once per session, not at every comparison (a user at the limit has a hundred sessions);
+  // the store's timesOf reads them once per cached object.
   return existing
-    .map((session) => ({
-      session,
-      expires: timeOf(session.spec.expiresAt),
-      created: timeOf(session.metadata.creationTimestamp),
-    }))
+    .map((session) => {
+      const times = timesOf(session);
+      return {
+        session,
+        expires: Number.isNaN(times.expiresAtMs) ? 0 : times.expiresAtMs,
+        created: times.createdAtMs,
+      };
+    })
     .sort(byExpiryThenAge)
     .slice(0, excess)
     .map((keyed) => keyed.session);
@@ -37,8 +50,15 @@ function byExpiryThenAge(a: Keyed, b: Keyed): number {
   return a.expires - b.expires || a.created - b.created || (x < y ? -1 : x > y ? 1 : 0);
 }
 
+function parsedTimes(session: SessionObject): SessionTimes {
+  return {
+    expiresAtMs: Date.parse(session.spec.expiresAt),
+    createdAtMs: msOrOldest(session.metadata.creationTimestamp),
+  };
+}
+
 /** Milliseconds since the epoch; an absent or unreadable time counts as the oldest. */
-function timeOf(value: Date | string | undefined): number {
+export function msOrOldest(value: Date | string | undefined): number {
   const ms = value === undefined ? NaN : new Date(value).getTime();
   return Number.isNaN(ms) ? 0 : ms;
 }

@@ -3,7 +3,9 @@ import type { Informer } from '../cluster/informer.ts';
 import type { Logger } from '../observability/logger.ts';
 import { ConflictError, type IamApi } from '../users/iam-api.ts';
 import { userLabelKey, type SessionObject } from '../users/iam-resources.ts';
+import { InformerIndex } from '../cluster/informer-index.ts';
 import { ReadThroughCache } from '../cluster/read-through.ts';
+import { msOrOldest, type SessionTimes } from './session-limit.ts';
 
 export interface NewSession {
   /** From newSessionId(): named before the tokens that carry it are signed. */
@@ -48,6 +50,9 @@ export class SessionStore {
   readonly #graceMs: number;
   // Parsed once per session object: every API request asks whether its session has expired.
   readonly #expiresAtMs = new WeakMap<SessionObject, number>();
+  readonly #createdAtMs = new WeakMap<SessionObject, number>();
+  /** The cached sessions by user: a login looks at its user's sessions, not at every user's. */
+  readonly #byUser: InformerIndex<SessionObject>;
   readonly #deleting = new Map<string, Promise<boolean>>();
 
   constructor(deps: {
@@ -63,6 +68,11 @@ export class SessionStore {
     this.#informer = deps.informer;
     this.#logger = deps.logger;
     this.#nowMs = deps.nowMs ?? Date.now;
+    this.#byUser = new InformerIndex(
+      deps.informer,
+      (session) => session.spec.username,
+      (session) => session.metadata.name,
+    );
     this.#cache = new ReadThroughCache<SessionObject>({
       cache: deps.informer,
       fetch: (name) => this.#api.get<SessionObject>('sessions', name),
@@ -76,6 +86,7 @@ export class SessionStore {
 
   close(): void {
     this.#cache.close();
+    this.#byUser.close();
   }
 
   get count(): number {
@@ -118,12 +129,25 @@ export class SessionStore {
   }
 
   isExpired(session: SessionObject): boolean {
+    return this.timesOf(session).expiresAtMs <= this.#nowMs();
+  }
+
+  /**
+   * When the session's refresh token expires and when it was created (unreadable: 0, the oldest), read
+   * once per cached object: each login at the session limit compares all of its user's sessions.
+   */
+  timesOf(session: SessionObject): SessionTimes {
     let expiresAtMs = this.#expiresAtMs.get(session);
     if (expiresAtMs === undefined) {
       expiresAtMs = Date.parse(session.spec.expiresAt);
       this.#expiresAtMs.set(session, expiresAtMs);
     }
-    return expiresAtMs <= this.#nowMs();
+    let createdAtMs = this.#createdAtMs.get(session);
+    if (createdAtMs === undefined) {
+      createdAtMs = msOrOldest(session.metadata.creationTimestamp);
+      this.#createdAtMs.set(session, createdAtMs);
+    }
+    return { expiresAtMs, createdAtMs };
   }
 
   /**
@@ -205,12 +229,9 @@ export class SessionStore {
     return deleting;
   }
 
-  /** The user's sessions as this replica's cache knows them (asked at every login: no copy of the cache). */
+  /** The user's sessions as this replica's cache knows them (asked at every login: read from the index). */
   sessionsOf(username: string): SessionObject[] {
-    const found: SessionObject[] = [];
-    for (const session of this.#informer.values())
-      if (session.spec.username === username) found.push(session);
-    return found;
+    return this.#byUser.get(username);
   }
 
   /**
