@@ -12,7 +12,9 @@
 //   BENCH_PROFILE=/tmp/prof npm run bench:nodes -- --quick   also a CPU profile of the server
 //   npm run bench:nodes -- --quick --storm  only the login storm, with where the cores went;
 //                                           BENCH_POOL_SCHED=idle also moves the server's pool threads
-//                                           to SCHED_IDLE (chrt; an experiment, not what the server does)
+//                                           to SCHED_IDLE (chrt; an experiment, not what the server does);
+//                                           --storm-replica sends the logins to a second replica and probes
+//                                           the first (the event loop without login work; an experiment)
 //   npm run bench:nodes -- --quick --proxy [--baseline=DIR]   only the proxy part beside nginx (proxy_vs_nginx), with CPU ms per request
 //                                           of our server and the kube-apiserver; DIR: another checkout
 //                                           (its src/main.ts) run beside ours, rounds interleaved
@@ -80,6 +82,9 @@ const LOAD_CPUS = process.env['BENCH_LOAD_CPUS'];
 // instrument of the figures recorded before the wrk runs of 2026-11-26). Paced loads (the soak) use autocannon.
 const LOADER: Loader = process.env['BENCH_LOADER'] === 'autocannon' ? 'autocannon' : 'wrk';
 const STORM_ONLY = args.has('storm');
+// With --storm: the logins go to a second replica of the server, the probes to the first; what a server
+// whose login work runs apart from the event loop that answers the probes could reach at best.
+const STORM_REPLICA = args.has('storm-replica');
 const SPREAD_ONLY = args.has('spread');
 const BASELINE = args.get('baseline');
 const SOAK_S = args.has('soak') ? Number(args.get('soak') === 'true' ? 600 : args.get('soak')) : 0;
@@ -519,14 +524,21 @@ async function stormOnly(setup: Setup) {
   if (process.env['BENCH_POOL_SCHED'] === 'idle')
     log(`pool threads moved to SCHED_IDLE: ${schedIdle(server.pid)}`);
   const one = (await login(server.url, setup.users[0]!)).access;
-  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids, setup.cp.dir);
+  const replica = STORM_REPLICA
+    ? await startRealServer({ args: setup.serverArgs, dir: setup.cp.dir, name: 'storm-replica' })
+    : undefined;
+  const storm = await loginStorm(server, setup.stormUser, one, setup.cp.pids, setup.cp.dir, replica);
+  await replica?.stop();
   await server.stop();
   const policy = process.env['BENCH_POOL_SCHED'] ?? 'nice';
+  const where = STORM_REPLICA ? 'logins on a second replica' : 'logins and probes on one server';
   process.stdout.write(
-    [`nodes: ${fmt(NODES)}; pool threads: ${policy}`, ...stormLines(storm)].join('\n') + '\n',
+    [`nodes: ${fmt(NODES)}; pool threads: ${policy}; ${where}`, ...stormLines(storm)].join('\n') + '\n',
   );
   process.stdout.write(
-    JSON.stringify(roundAll({ nodes: NODES, pool_sched: policy, ...stormFigures(storm) })) + '\n',
+    JSON.stringify(
+      roundAll({ nodes: NODES, pool_sched: policy, storm_replica: STORM_REPLICA, ...stormFigures(storm) }),
+    ) + '\n',
   );
 }
 
@@ -1116,6 +1128,8 @@ async function loginStorm(
   token: string,
   [etcdPid, apiserverPid]: number[],
   dir: string,
+  /** The server the logins go to: `server` unless --storm-replica. */
+  logins: RealServer = server,
 ) {
   const compareMs = await oneCompareMs();
   const pageUrl = `${server.url}/kapis/resources.platform.io/v1alpha3/nodes?limit=10&sortBy=name`;
@@ -1131,13 +1145,15 @@ async function loginStorm(
   // (the load generators among it). The pool's share bounds logins/s; the others say what took the rest.
   const cpuSnapshot = () => ({
     at: performance.now(),
-    pool: poolCpuMs(server.pid),
-    server: cpuMs(server.pid),
+    pool: poolCpuMs(logins.pid),
+    server: cpuMs(logins.pid),
     apiserver: cpuMs(apiserverPid),
     etcd: cpuMs(etcdPid),
     machine: machineBusyMs(),
   });
   const cores: Record<'pool' | 'serverOther' | 'apiserver' | 'etcd' | 'rest' | 'idle', number>[] = [];
+  // The same for the bare pool's storm: its pool, the rest of it, everything else, idle.
+  const poolCores: Record<'pool' | 'serverOther' | 'rest' | 'idle', number>[] = [];
   // Paced evenly and timed in microseconds (paced-probe.ts), in one process of their own.
   const probeSpec = (seconds: number): ProbeSpec => ({
     durationSeconds: seconds,
@@ -1165,7 +1181,7 @@ async function loginStorm(
   for (let round = 1; round <= ROUNDS; round++) {
     baseline.push(await probes(seconds));
     const spec: StormSpec = {
-      url: server.url,
+      url: logins.url,
       username,
       password: BENCH_PASSWORD,
       clients: STORM_CLIENTS,
@@ -1188,16 +1204,38 @@ async function loginStorm(
     });
     storms.push(storm);
     during.push(probed);
+    const poolStart = {
+      at: performance.now(),
+      pool: poolCpuMs(pool.pid),
+      server: cpuMs(pool.pid),
+      machine: machineBusyMs(),
+    };
     const [poolStorm] = await Promise.all([
       runChild('login-storm.ts', [JSON.stringify({ ...spec, url: pool.url })]).then(
         (out) => JSON.parse(out) as StormResult,
       ),
       probes(seconds),
     ]);
+    const poolEnd = {
+      at: performance.now(),
+      pool: poolCpuMs(pool.pid),
+      server: cpuMs(pool.pid),
+      machine: machineBusyMs(),
+    };
+    const poolShare = (key: 'pool' | 'server' | 'machine') =>
+      (poolEnd[key] - poolStart[key]) / (poolEnd.at - poolStart.at);
+    poolCores.push({
+      pool: poolShare('pool'),
+      serverOther: poolShare('server') - poolShare('pool'),
+      rest: poolShare('machine') - poolShare('server'),
+      idle: CORES - poolShare('machine'),
+    });
     poolStorms.push(poolStorm);
     log(
       `storm round ${round}: p99 ${(['healthz', 'page', 'bare'] as const).map((k) => `${k} ${fmt(baseline.at(-1)![k].p99Ms, 2)} → ${fmt(probed[k].p99Ms, 2)} ms`).join(', ')} (the probe's own send delay p99 ${fmt(probed.page.sendLateP99Ms, 2)} ms), ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); the bare pool ${poolStorm.succeeded} compares in ${poolStorm.seconds.toFixed(1)} s; ` +
         `cores: ${Object.entries(cores.at(-1)!)
+          .map(([k, v]) => `${k} ${fmt(v, 2)}`)
+          .join(', ')}; the bare pool's: ${Object.entries(poolCores.at(-1)!)
           .map(([k, v]) => `${k} ${fmt(v, 2)}`)
           .join(', ')}`,
     );
