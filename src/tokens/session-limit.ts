@@ -25,18 +25,20 @@ export function sessionsBeyondLimit(
   if (excess <= 0) return [];
   // Times read once per session, not at every comparison (a user at the limit has a hundred sessions);
   // the store's timesOf reads them once per cached object.
-  return existing
-    .map((session) => {
-      const times = timesOf(session);
-      return {
-        session,
-        expires: Number.isNaN(times.expiresAtMs) ? 0 : times.expiresAtMs,
-        created: times.createdAtMs,
-      };
-    })
+  const keyed = existing.map((session) => {
+    const times = timesOf(session);
+    return {
+      session,
+      expires: Number.isNaN(times.expiresAtMs) ? 0 : times.expiresAtMs,
+      created: times.createdAtMs,
+    };
+  });
+  // At the limit each login ends one session: the first in the order, found in one pass, not a sort.
+  if (excess === 1) return [keyed.reduce((first, k) => (byExpiryThenAge(k, first) < 0 ? k : first)).session];
+  return keyed
     .sort(byExpiryThenAge)
     .slice(0, excess)
-    .map((keyed) => keyed.session);
+    .map((k) => k.session);
 }
 
 interface Keyed {

@@ -39,6 +39,9 @@ describe('sessions beyond the per-user limit', () => {
       session('a-newer', same, '2026-11-26T02:00:00Z'),
     ];
     assert.deepEqual(names(sessionsBeyondLimit(tied, 2)), ['z-older', 'a-newer']);
+    // One to end (a login at the limit): the same first, found without sorting.
+    assert.deepEqual(names(sessionsBeyondLimit(tied, 3)), ['z-older']);
+    assert.deepEqual(names(sessionsBeyondLimit(tied.slice(0, 1).concat(tied.slice(2)), 2)), ['a-newer']);
     assert.deepEqual(names(tied), ['b-newer', 'z-older', 'a-newer']);
   });
 
