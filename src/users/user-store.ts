@@ -55,7 +55,6 @@ export class UserStore {
   readonly #loginTimes = new Map<string, PendingLoginTime>();
   /** Per user, when this replica last sent a last-login patch (dropped once the interval has passed). */
   readonly #loginTimeSentAt = new Map<string, number>();
-  readonly #loginTimeIntervalMs: number;
   /** The admission ledgers of known users: an annotation on the User (see docs/authentication.md). */
   readonly ledgers: LedgerStore;
 
@@ -67,10 +66,7 @@ export class UserStore {
     /** Which CRD shape was found at start; without a status subresource, status is written with the object. */
     schema?: () => UserSchema;
     nowMs?: () => number;
-    /** LOGIN_TIME_WRITE_INTERVAL_MS unless given. */
-    loginTimeWriteIntervalMs?: number;
   }) {
-    this.#loginTimeIntervalMs = deps.loginTimeWriteIntervalMs ?? LOGIN_TIME_WRITE_INTERVAL_MS;
     this.#schema =
       deps.schema ?? (() => ({ statusSubresource: true, loginRecords: false, loginThrottles: true }));
     this.#ledgerAnnotation = `${deps.api.iam.group}/login-attempts`;
@@ -285,7 +281,7 @@ export class UserStore {
       return waiting.written;
     }
     const sentAt = this.#loginTimeSentAt.get(name);
-    const waitMs = sentAt === undefined ? 0 : sentAt + this.#loginTimeIntervalMs - this.#nowMs();
+    const waitMs = sentAt === undefined ? 0 : sentAt + LOGIN_TIME_WRITE_INTERVAL_MS - this.#nowMs();
     const entry: PendingLoginTime = {
       time: next.lastLoginTime!,
       written: Promise.resolve(),
@@ -331,7 +327,7 @@ export class UserStore {
     // logged in.
     setTimeout(() => {
       if (this.#loginTimeSentAt.get(name) === at) this.#loginTimeSentAt.delete(name);
-    }, this.#loginTimeIntervalMs).unref();
+    }, LOGIN_TIME_WRITE_INTERVAL_MS).unref();
   }
 
   /** Turns locks whose window has passed back to Active, so `kubectl get users` shows the truth. */
