@@ -19,7 +19,8 @@ export class InformerIndex<T extends object> {
   constructor(
     informer: Events<T>,
     groupOf: (object: T) => string | undefined,
-    keyOf: (object: T) => string = defaultKeyOf,
+    /** The object's key in its informer (its name, for cluster-scoped objects). */
+    keyOf: (object: T) => string,
   ) {
     this.#groupOf = groupOf;
     this.#keyOf = keyOf;
@@ -59,9 +60,4 @@ export class InformerIndex<T extends object> {
     if (!members?.delete(this.#keyOf(object))) return;
     if (members.size === 0) this.#groups.delete(group);
   }
-}
-
-function defaultKeyOf(object: object): string {
-  const metadata = (object as { metadata?: { name?: string; namespace?: string } }).metadata;
-  return `${metadata?.namespace ?? ''}/${metadata?.name ?? ''}`;
 }

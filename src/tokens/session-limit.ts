@@ -52,7 +52,8 @@ function byExpiryThenAge(a: Keyed, b: Keyed): number {
   return a.expires - b.expires || a.created - b.created || (x < y ? -1 : x > y ? 1 : 0);
 }
 
-function parsedTimes(session: SessionObject): SessionTimes {
+/** A session's times, parsed from the object. */
+export function parsedTimes(session: SessionObject): SessionTimes {
   return {
     expiresAtMs: Date.parse(session.spec.expiresAt),
     createdAtMs: msOrOldest(session.metadata.creationTimestamp),
@@ -60,7 +61,7 @@ function parsedTimes(session: SessionObject): SessionTimes {
 }
 
 /** Milliseconds since the epoch; an absent or unreadable time counts as the oldest. */
-export function msOrOldest(value: Date | string | undefined): number {
+function msOrOldest(value: Date | string | undefined): number {
   const ms = value === undefined ? NaN : new Date(value).getTime();
   return Number.isNaN(ms) ? 0 : ms;
 }

@@ -5,7 +5,7 @@ import { ConflictError, type IamApi } from '../users/iam-api.ts';
 import { userLabelKey, type SessionObject } from '../users/iam-resources.ts';
 import { InformerIndex } from '../cluster/informer-index.ts';
 import { ReadThroughCache } from '../cluster/read-through.ts';
-import { msOrOldest, type SessionTimes } from './session-limit.ts';
+import { parsedTimes, type SessionTimes } from './session-limit.ts';
 
 export interface NewSession {
   /** From newSessionId(): named before the tokens that carry it are signed. */
@@ -49,8 +49,7 @@ export class SessionStore {
   readonly #nowMs: () => number;
   readonly #graceMs: number;
   // Parsed once per session object: every API request asks whether its session has expired.
-  readonly #expiresAtMs = new WeakMap<SessionObject, number>();
-  readonly #createdAtMs = new WeakMap<SessionObject, number>();
+  readonly #times = new WeakMap<SessionObject, SessionTimes>();
   /** The cached sessions by user: a login looks at its user's sessions, not at every user's. */
   readonly #byUser: InformerIndex<SessionObject>;
   readonly #deleting = new Map<string, Promise<boolean>>();
@@ -137,17 +136,12 @@ export class SessionStore {
    * once per cached object: each login at the session limit compares all of its user's sessions.
    */
   timesOf(session: SessionObject): SessionTimes {
-    let expiresAtMs = this.#expiresAtMs.get(session);
-    if (expiresAtMs === undefined) {
-      expiresAtMs = Date.parse(session.spec.expiresAt);
-      this.#expiresAtMs.set(session, expiresAtMs);
+    let times = this.#times.get(session);
+    if (!times) {
+      times = parsedTimes(session);
+      this.#times.set(session, times);
     }
-    let createdAtMs = this.#createdAtMs.get(session);
-    if (createdAtMs === undefined) {
-      createdAtMs = msOrOldest(session.metadata.creationTimestamp);
-      this.#createdAtMs.set(session, createdAtMs);
-    }
-    return { expiresAtMs, createdAtMs };
+    return times;
   }
 
   /**

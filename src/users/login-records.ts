@@ -116,22 +116,19 @@ export class LoginRecordWriter {
   async #retain(username: string): Promise<void> {
     // From the kube-apiserver's watch cache: no etcd read, and the pass only bounds how many records pile
     // up (a record a moment too new to be listed is counted at the next pass).
-    const records = await this.#api.list<LoginRecordObject>(
-      'loginrecords',
-      `${userRefLabel(this.#api)}=${labelValue(username)}`,
-      { fromWatchCache: true },
-    );
+    const records = await this.list(username, { fromWatchCache: true });
     const cutoff = this.#nowMs() - RECORD_RETENTION.maxAgeMs;
     const newestFirst = [...records].sort((a, b) => createdMs(b) - createdMs(a));
     const doomed = newestFirst.filter((r, i) => i >= RECORD_RETENTION.maxPerUser || createdMs(r) < cutoff);
     for (const record of doomed) await this.#api.delete('loginrecords', record.metadata.name);
   }
 
-  /** The user's records (by the user-ref label), straight from the kube-apiserver. */
-  async list(username: string): Promise<LoginRecordObject[]> {
+  /** The user's records (by the user-ref label), straight from the kube-apiserver (see IamApi.list). */
+  async list(username: string, options: { fromWatchCache?: boolean } = {}): Promise<LoginRecordObject[]> {
     return this.#api.list<LoginRecordObject>(
       'loginrecords',
       `${userRefLabel(this.#api)}=${labelValue(username)}`,
+      options,
     );
   }
 }
