@@ -1143,14 +1143,18 @@ async function loginStorm(
   // Where the cores go during a storm, in cores (CPU seconds per second): the server's pool threads
   // (the comparisons), the rest of the server, the kube-apiserver, etcd, and everything else on the machine
   // (the load generators among it). The pool's share bounds logins/s; the others say what took the rest.
-  const cpuSnapshot = () => ({
+  // `pid`: the server whose pool and rest are counted (ours, or the bare pool in its storm).
+  const cpuSnapshot = (pid: number) => ({
     at: performance.now(),
-    pool: poolCpuMs(logins.pid),
-    server: cpuMs(logins.pid),
+    pool: poolCpuMs(pid),
+    server: cpuMs(pid),
     apiserver: cpuMs(apiserverPid),
     etcd: cpuMs(etcdPid),
     machine: machineBusyMs(),
   });
+  type Snapshot = ReturnType<typeof cpuSnapshot>;
+  const shareOf = (start: Snapshot, end: Snapshot) => (key: Exclude<keyof Snapshot, 'at'>) =>
+    (end[key] - start[key]) / (end.at - start.at);
   const cores: Record<'pool' | 'serverOther' | 'apiserver' | 'etcd' | 'rest' | 'idle', number>[] = [];
   // The same for the bare pool's storm: its pool, the rest of it, everything else, idle.
   const poolCores: Record<'pool' | 'serverOther' | 'rest' | 'idle', number>[] = [];
@@ -1187,13 +1191,12 @@ async function loginStorm(
       clients: STORM_CLIENTS,
       durationSeconds: seconds,
     };
-    const start = cpuSnapshot();
+    const start = cpuSnapshot(logins.pid);
     const [storm, probed] = await Promise.all([
       runChild('login-storm.ts', [JSON.stringify(spec)]).then((out) => JSON.parse(out) as StormResult),
       probes(seconds),
     ]);
-    const end = cpuSnapshot();
-    const share = (key: keyof typeof end) => (end[key] - start[key]) / (end.at - start.at);
+    const share = shareOf(start, cpuSnapshot(logins.pid));
     cores.push({
       pool: share('pool'),
       serverOther: share('server') - share('pool'),
@@ -1204,26 +1207,14 @@ async function loginStorm(
     });
     storms.push(storm);
     during.push(probed);
-    const poolStart = {
-      at: performance.now(),
-      pool: poolCpuMs(pool.pid),
-      server: cpuMs(pool.pid),
-      machine: machineBusyMs(),
-    };
+    const poolStart = cpuSnapshot(pool.pid);
     const [poolStorm] = await Promise.all([
       runChild('login-storm.ts', [JSON.stringify({ ...spec, url: pool.url })]).then(
         (out) => JSON.parse(out) as StormResult,
       ),
       probes(seconds),
     ]);
-    const poolEnd = {
-      at: performance.now(),
-      pool: poolCpuMs(pool.pid),
-      server: cpuMs(pool.pid),
-      machine: machineBusyMs(),
-    };
-    const poolShare = (key: 'pool' | 'server' | 'machine') =>
-      (poolEnd[key] - poolStart[key]) / (poolEnd.at - poolStart.at);
+    const poolShare = shareOf(poolStart, cpuSnapshot(pool.pid));
     poolCores.push({
       pool: poolShare('pool'),
       serverOther: poolShare('server') - poolShare('pool'),
