@@ -558,6 +558,10 @@ function stormFigures(storm: Storm) {
     login_bare_baseline_p99_ms: storm.bareBaselineP99Ms,
     storm_p99_vs_control: storm.healthzP99Ratio / storm.bareP99Ratio,
     storm_page_p99_vs_control: storm.pageP99Ratio / storm.bareP99Ratio,
+    // The same division for the control's twin: what the instrument reads for two identical servers.
+    storm_twin_vs_control: storm.twinP99Ratio / storm.bareP99Ratio,
+    login_twin_p99_ms: storm.twinP99Ms,
+    login_twin_baseline_p99_ms: storm.twinBaselineP99Ms,
     logins_per_s: storm.loginsPerSecond,
     pool_compares_per_s: storm.poolComparesPerSecond,
     logins_vs_pool: storm.loginsVsPool,
@@ -575,7 +579,7 @@ function stormFigures(storm: Storm) {
 /** The login storm's lines of the printed summary. */
 function stormLines(storm: Storm): string[] {
   return [
-    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${fmt(storm.healthzBaselineP99Ms, 2)} → ${fmt(storm.healthzP99Ms, 2)} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${fmt(storm.pageBaselineP99Ms, 2)} → ${fmt(storm.pageP99Ms, 2)} ms (${fmt(storm.pageP99Ratio, 2)}×) (the same bytes from a bare node:http server, the control: ${fmt(storm.bareBaselineP99Ms, 2)} → ${fmt(storm.bareP99Ms, 2)} ms, ${fmt(storm.bareP99Ratio, 2)}×; ours ÷ the control: /healthz ${fmt(storm.healthzP99Ratio / storm.bareP99Ratio, 2)} (goal ≤ 1.25), page ${fmt(storm.pageP99Ratio / storm.bareP99Ratio, 2)}); ${fmt(storm.loginsPerSecond, 1)} logins/s vs the bare pool's ${fmt(storm.poolComparesPerSecond, 1)} compares/s in the same storm: ${fmt(storm.loginsVsPool, 2)} (goal ≥ 0.9); vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)}, vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
+    `login storm (${STORM_CLIENTS} clients, bcrypt cost 12): /healthz p99 ${fmt(storm.healthzBaselineP99Ms, 2)} → ${fmt(storm.healthzP99Ms, 2)} ms (${fmt(storm.healthzP99Ratio, 2)}×), page p99 ${fmt(storm.pageBaselineP99Ms, 2)} → ${fmt(storm.pageP99Ms, 2)} ms (${fmt(storm.pageP99Ratio, 2)}×) (the same bytes from a bare node:http server, the control: ${fmt(storm.bareBaselineP99Ms, 2)} → ${fmt(storm.bareP99Ms, 2)} ms, ${fmt(storm.bareP99Ratio, 2)}×; ours ÷ the control: /healthz ${fmt(storm.healthzP99Ratio / storm.bareP99Ratio, 2)} (goal ≤ 1.25), page ${fmt(storm.pageP99Ratio / storm.bareP99Ratio, 2)}; the control's twin, probed as /healthz: ${fmt(storm.twinBaselineP99Ms, 2)} → ${fmt(storm.twinP99Ms, 2)} ms, ÷ the control ${fmt(storm.twinP99Ratio / storm.bareP99Ratio, 2)}); ${fmt(storm.loginsPerSecond, 1)} logins/s vs the bare pool's ${fmt(storm.poolComparesPerSecond, 1)} compares/s in the same storm: ${fmt(storm.loginsVsPool, 2)} (goal ≥ 0.9); vs ${CORES} cores ÷ ${fmt(storm.compareMs.normal)} ms = ${fmt(storm.loginsRatio, 2)}, vs a compare at the pool's priority (${fmt(storm.compareMs.niced)} ms) ${fmt(storm.loginsRatioNiced, 2)}; ${storm.refused} refused with 503 (p99 ${storm.refusedP99Ms} ms)`,
     `login storm, cores used (medians): the server's pool ${fmt(storm.cores.pool, 2)}, the rest of the server ${fmt(storm.cores.serverOther, 2)}, kube-apiserver ${fmt(storm.cores.apiserver, 2)}, etcd ${fmt(storm.cores.etcd, 2)}, everything else ${fmt(storm.cores.rest, 2)}, idle ${fmt(storm.cores.idle, 2)}; logins/s vs the pool's CPU ÷ one compare: ${fmt(storm.loginsPerPoolCpuRatio, 2)}`,
   ];
 }
@@ -1117,10 +1121,11 @@ async function oneCompareMs(): Promise<{ normal: number; niced: number }> {
 }
 
 /**
- * /healthz and the page, paced (100 and 200 req/s), without and then with 20 clients logging in as fast
+ * /healthz and the page, paced (200 req/s each), without and then with 20 clients logging in as fast
  * as they are answered; rounds interleaved, medians. The same page's bytes from a bare node:http server,
  * probed at the same pace in the same runs, are the control: what any server's answers get on this
- * machine while the storm takes its cores.
+ * machine while the storm takes its cores. A second bare server probed as /healthz is, the control's twin,
+ * says what the instrument reads for two identical servers.
  */
 async function loginStorm(
   server: RealServer,
@@ -1137,6 +1142,9 @@ async function loginStorm(
   const bodyFile = path.join(dir, 'storm-page.json');
   writeFileSync(bodyFile, (await httpGet(pageUrl, bearer)).body);
   const bare = await startHelper('bare-server.ts', [bodyFile]);
+  // The instrument's own check: a second bare server, probed as the others are, against the control.
+  // Identical servers, so its ratio over the control's is what the instrument reads for no difference at all.
+  const twin = await startHelper('bare-server.ts', [bodyFile]);
   // The logins' control: bare bcrypt comparisons, same cost, same threads (bare-pool.ts), stormed by the
   // same clients in each round right after our storm, under the same probes.
   const pool = await startHelper('bare-pool.ts', [BENCH_PASSWORD, '12', String(POOL_NICE)]);
@@ -1162,17 +1170,20 @@ async function loginStorm(
   const probeSpec = (seconds: number): ProbeSpec => ({
     durationSeconds: seconds,
     targets: [
-      { name: 'healthz', url: `${server.url}/healthz`, rate: 100 },
+      // One rate for all: a server probed less often read a higher quiet p99 (its core idle longer between
+      // requests) and so a lower ratio, whatever it was.
+      { name: 'healthz', url: `${server.url}/healthz`, rate: 200 },
       { name: 'page', url: pageUrl, headers: bearer, rate: 200 },
       { name: 'bare', url: bare.url, rate: 200 },
+      { name: 'twin', url: twin.url, rate: 200 },
     ],
   });
-  type Probed = Record<'healthz' | 'page' | 'bare', ProbeFigures>;
+  type Probed = Record<'healthz' | 'page' | 'bare' | 'twin', ProbeFigures>;
   const probes = async (seconds: number): Promise<Probed> => {
     const out = JSON.parse(
       await runChild('paced-probe.ts', [JSON.stringify(probeSpec(seconds))]),
     ) as ProbeResult;
-    const probed = { healthz: out['healthz']!, page: out['page']!, bare: out['bare']! };
+    const probed = { healthz: out['healthz']!, page: out['page']!, bare: out['bare']!, twin: out['twin']! };
     const failed = Object.values(probed).reduce((sum, p) => sum + p.failed, 0);
     if (failed > 0) throw new Error(`login storm: ${failed} probe requests failed`);
     return probed;
@@ -1223,7 +1234,7 @@ async function loginStorm(
     });
     poolStorms.push(poolStorm);
     log(
-      `storm round ${round}: p99 ${(['healthz', 'page', 'bare'] as const).map((k) => `${k} ${fmt(baseline.at(-1)![k].p99Ms, 2)} → ${fmt(probed[k].p99Ms, 2)} ms`).join(', ')} (the probe's own send delay p99 ${fmt(probed.page.sendLateP99Ms, 2)} ms), ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); the bare pool ${poolStorm.succeeded} compares in ${poolStorm.seconds.toFixed(1)} s; ` +
+      `storm round ${round}: p99 ${(['healthz', 'page', 'bare', 'twin'] as const).map((k) => `${k} ${fmt(baseline.at(-1)![k].p99Ms, 2)} → ${fmt(probed[k].p99Ms, 2)} ms`).join(', ')} (the probe's own send delay p99 ${fmt(probed.page.sendLateP99Ms, 2)} ms), ${storm.succeeded} logins in ${storm.seconds.toFixed(1)} s, ${storm.refused503} refused (p99 ${storm.refusedP99Ms} ms); the bare pool ${poolStorm.succeeded} compares in ${poolStorm.seconds.toFixed(1)} s; ` +
         `cores: ${Object.entries(cores.at(-1)!)
           .map(([k, v]) => `${k} ${fmt(v, 2)}`)
           .join(', ')}; the bare pool's: ${Object.entries(poolCores.at(-1)!)
@@ -1240,7 +1251,10 @@ async function loginStorm(
   const healthzP99Ms = median(during.map((d) => d.healthz.p99Ms));
   const pageP99Ms = median(during.map((d) => d.page.p99Ms));
   const bareP99Ms = median(during.map((d) => d.bare.p99Ms));
+  const twinBaselineP99Ms = median(baseline.map((b) => b.twin.p99Ms));
+  const twinP99Ms = median(during.map((d) => d.twin.p99Ms));
   process.kill(bare.pid, 'SIGTERM');
+  process.kill(twin.pid, 'SIGTERM');
   process.kill(pool.pid, 'SIGTERM');
   const loginsPerSecond = median(storms.map((s) => s.succeeded / s.seconds));
   const poolComparesPerSecond = median(poolStorms.map((s) => s.succeeded / s.seconds));
@@ -1255,6 +1269,9 @@ async function loginStorm(
     bareBaselineP99Ms,
     bareP99Ms,
     bareP99Ratio: bareP99Ms / bareBaselineP99Ms,
+    twinBaselineP99Ms,
+    twinP99Ms,
+    twinP99Ratio: twinP99Ms / twinBaselineP99Ms,
     loginsPerSecond,
     poolComparesPerSecond,
     loginsVsPool: median(
