@@ -3,7 +3,8 @@
 // subresource) and LoginRecord CRD, as beside the original (vs-original.bench.ts); one user (bcrypt cost
 // 10: the kube-apiserver's share does not depend on it), 4 clients logging in as fast as answered. First
 // 130 logins, so the user's sessions and login records are at their limits (100 each), then the measured ones.
-// Also the server's main-thread CPU per login (the event loop's share; the comparisons run on the pool).
+// Also the server's main-thread CPU per login (the event loop's share; the comparisons run on the pool), and
+// that of a second replica beside it that no one logs into: what the logins' watch events alone cost.
 // Prints one JSON line; asserts nothing.
 //
 //   source scripts/ensure-node.sh && node test/bench/login-writes.bench.ts [--logins=200] [--platform=platform]
@@ -71,13 +72,15 @@ try {
     await installIamCrds(kc, PLATFORM, { except: ['users'] });
   } else await installIamCrds(kc, PLATFORM);
   await createUser(kc, { ...USER, groups: [], passwordCost: 10 }, PLATFORM);
-  const server = await startReadyServer([
+  const serverArgs = [
     `--platformName=${PLATFORM}`,
     `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
     `--auth.signingKeyFile=${keys.es256}`,
     '--auth.addressRequestsPerMinute=0',
     '--log.access.mode=exceptions',
-  ]);
+  ];
+  const server = await startReadyServer(serverArgs);
+  const replica = await startReadyServer(serverArgs);
   try {
     const logins = async (n: number) => {
       let next = 0;
@@ -100,14 +103,16 @@ try {
     const apiserver0 = cpuSecondsOf(cp.pids[1]!);
     // The server's main thread (its thread id is the pid): the event loop's share of a login, without
     // the pool threads' password comparisons.
-    const mainThreadStat = `/proc/${server.child.pid}/task/${server.child.pid}/stat`;
-    const mainThread0 = statCpuMs(mainThreadStat);
+    const mainThreadStat = (pid: number) => `/proc/${pid}/task/${pid}/stat`;
+    const mainThread0 = statCpuMs(mainThreadStat(server.child.pid!));
+    const replicaThread0 = statCpuMs(mainThreadStat(replica.child.pid!));
     const started = performance.now();
     const ok = await logins(LOGINS);
     const seconds = (performance.now() - started) / 1000;
     const after = await settled();
     const apiserverMs = (cpuSecondsOf(cp.pids[1]!) - apiserver0) * 1000;
-    const mainThreadMs = statCpuMs(mainThreadStat) - mainThread0;
+    const mainThreadMs = statCpuMs(mainThreadStat(server.child.pid!)) - mainThread0;
+    const replicaThreadMs = statCpuMs(mainThreadStat(replica.child.pid!)) - replicaThread0;
     const perLogin: Record<string, number> = {};
     for (const [key, count] of after) {
       const delta = count - (before.get(key) ?? 0);
@@ -120,12 +125,14 @@ try {
         logins_per_s: Math.round((ok / seconds) * 10) / 10,
         apiserver_cpu_ms_per_login: Math.round((apiserverMs / ok) * 100) / 100,
         server_main_thread_cpu_ms_per_login: Math.round((mainThreadMs / ok) * 100) / 100,
+        // The replica no one logs into: the users' and sessions' watch events of the logins, and its own timers.
+        replica_main_thread_cpu_ms_per_login: Math.round((replicaThreadMs / ok) * 100) / 100,
         apiserver_requests_per_login: perLogin,
         load_average: (await import('node:os')).loadavg().map((x) => Math.round(x * 100) / 100),
       }) + '\n',
     );
   } finally {
-    await server.stop();
+    await Promise.all([server.stop(), replica.stop()]);
   }
 } finally {
   await cp.stop();
