@@ -1,6 +1,8 @@
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import { request } from 'undici';
 import type { Logger } from '../observability/logger.ts';
 import type { CacheMetrics } from './cache-metrics.ts';
+import { LineSplitter } from './line-splitter.ts';
 
 /** A resourceVersion as the apiserver hands it out: opaque text, only compared for equality. */
 export type ResourceVersion = string;
@@ -405,10 +407,15 @@ function deepFreeze<V>(value: V): V {
 }
 
 /**
- * The watch of a kind at `path` (e.g. /api/v1/nodes) through @kubernetes/client-node, with bookmarks.
+ * The watch of a kind at `path` (e.g. /api/v1/nodes), with bookmarks, on the KubeConfig's connections.
  * `silenceLimitMs` is the watchdog: a stream with no bytes for that long is torn down and resumed (a
  * half-open connection otherwise looks like a quiet cluster forever). The apiserver sends a bookmark
  * about every 60 s on a quiet watch (measured on v1.36), so 90 s of silence means the stream is dead.
+ *
+ * Read as a Node stream split into lines here, not through @kubernetes/client-node's Watch: that one
+ * reads the body through fetch, a web stream turned back into a Node stream and readline, and re-arms a
+ * timer per chunk, and every replica pays it for every event of every cache (each login's writes come
+ * back as three events to each replica).
  */
 export function kubeWatch(
   kubeConfig: KubeConfig,
@@ -418,20 +425,70 @@ export function kubeWatch(
   params: Readonly<Record<string, string>> = {},
 ): WatchFn {
   return async (query, onEvent, onDone) => {
-    const watch = new Watch(kubeConfig);
-    // client-node's inactivity timer is exactly the watchdog we want; its field is private in the typings.
-    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = silenceLimitMs;
-    const controller = await watch.watch(
-      path,
-      {
-        ...params,
-        allowWatchBookmarks: true,
-        resourceVersion: query.resourceVersion || undefined,
-        timeoutSeconds: query.timeoutSeconds,
-      },
-      (type: string, object: unknown) => onEvent({ type, object }),
-      onDone,
-    );
-    return { abort: () => controller.abort() };
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('no current cluster in the kubeconfig');
+    const url = new URL(cluster.server + path);
+    const search: Record<string, string> = {
+      ...params,
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(query.timeoutSeconds),
+      ...(query.resourceVersion ? { resourceVersion: query.resourceVersion } : {}),
+    };
+    for (const [key, value] of Object.entries(search)) url.searchParams.set(key, value);
+    const context = new RequestContext(url.toString(), HttpMethod.GET);
+    await kubeConfig.applySecurityAuthentication(context);
+
+    const controller = new AbortController();
+    let silent = false;
+    const watchdog = setTimeout(() => {
+      silent = true;
+      controller.abort();
+    }, silenceLimitMs);
+    watchdog.unref();
+    let ended = false;
+    const end = (err: unknown) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(watchdog);
+      controller.abort();
+      onDone(silent ? new Error(`watch ${path}: no bytes for ${silenceLimitMs} ms`) : err);
+    };
+    try {
+      const response = await request(url, {
+        method: 'GET',
+        headers: context.getHeaders(),
+        dispatcher: context.getDispatcher(),
+        signal: controller.signal,
+      });
+      if (response.statusCode !== 200) {
+        response.body.resume();
+        throw Object.assign(new Error(`watch ${path}: HTTP ${response.statusCode}`), {
+          statusCode: response.statusCode,
+        });
+      }
+      watchdog.refresh();
+      const lines = new LineSplitter();
+      response.body.on('data', (chunk: Buffer) => {
+        watchdog.refresh();
+        for (const line of lines.push(chunk)) {
+          let event: WatchEvent;
+          try {
+            event = JSON.parse(line.toString('utf8')) as WatchEvent;
+          } catch {
+            continue; // not an event (an empty line): nothing to apply
+          }
+          onEvent({ type: event.type, object: event.object });
+          if (ended) return; // the listener aborted the watch
+        }
+      });
+      response.body.once('end', () => end(null));
+      response.body.once('close', () => end(null));
+      response.body.once('error', end);
+    } catch (err) {
+      end(err);
+    }
+    // Aborted by its owner: no more events, even from the chunk being read.
+    return { abort: () => end(null) };
   };
 }

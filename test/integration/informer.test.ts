@@ -15,13 +15,14 @@ const silent = createLogger({ level: 'error', stream: new Writable({ write: (_c,
 describe('informer against a real kube-apiserver', () => {
   // A private control plane: this file stops and restarts its apiserver.
   let cp: ControlPlane;
+  let kc: KubeConfig;
   let core: CoreV1Api;
   let informer: Informer<V1Node>;
   const registry = new Registry();
 
   before(async () => {
     cp = await startControlPlane();
-    const kc = new KubeConfig();
+    kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     await createNodes(core, 25, { prefix: 'inf' });
@@ -67,6 +68,27 @@ describe('informer against a real kube-apiserver', () => {
     assert.deepEqual(seen, ['ADDED inf-0100', 'MODIFIED inf-0003', 'DELETED inf-0004']);
     assert.equal(informer.get('inf-0003')?.status?.capacity?.['pods'], '250');
     assert.equal(informer.get('inf-0004'), undefined);
+  });
+
+  test('a watch that hears nothing for its silence limit ends with an error saying so; one its owner aborts ends once', async () => {
+    const { metadata } = await core.listNamespacedConfigMap({ namespace: 'default' });
+    const query = { resourceVersion: metadata?.resourceVersion ?? '', timeoutSeconds: 300 };
+    // No config map has this name: the stream stays silent (bookmarks come about once a minute).
+    const quiet = kubeWatch(kc, '/api/v1/namespaces/default/configmaps', 1_000, {
+      fieldSelector: 'metadata.name=never-created',
+    });
+    const silence = await new Promise<unknown>((resolve) => void quiet(query, () => {}, resolve));
+    assert.match(String(silence), /no bytes for 1000 ms/);
+
+    const ends: unknown[] = [];
+    const handle = await kubeWatch(kc, '/api/v1/nodes')(
+      query,
+      () => {},
+      (err) => ends.push(err),
+    );
+    handle.abort();
+    handle.abort();
+    assert.deepEqual(ends, [null], 'onDone once, without an error');
   });
 
   test('serves the last known state while the apiserver is down, reports staleness, and catches up when it returns', async () => {
