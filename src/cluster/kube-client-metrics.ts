@@ -7,7 +7,8 @@ import type { UpstreamLabel } from '../observability/upstream-metrics.ts';
 /**
  * Measures every request sent with this KubeConfig: API clients made by kc.makeApiClient(), the caches'
  * watches (kubeWatch) and kubeRequest. All of them ask the KubeConfig for an undici dispatcher per
- * request (applySecurityAuthentication); we compose a timing interceptor onto it. The instance is wrapped rather than subclassed because loaders (in-cluster, file) build it.
+ * request (applySecurityAuthentication); we compose a timing interceptor onto it. The instance is
+ * wrapped rather than subclassed because loaders (in-cluster, file) build it.
  */
 export function instrumentKubeConfig(kc: KubeConfig, duration: SeriesHistogram<UpstreamLabel>): void {
   const applyAuthentication = kc.applySecurityAuthentication.bind(kc);
