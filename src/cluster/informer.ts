@@ -1,7 +1,7 @@
-import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
-import { request } from 'undici';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.ts';
 import type { CacheMetrics } from './cache-metrics.ts';
+import { kubeStream } from './kube-request.ts';
 import { LineSplitter } from './line-splitter.ts';
 
 /** A resourceVersion as the apiserver hands it out: opaque text, only compared for equality. */
@@ -412,10 +412,10 @@ function deepFreeze<V>(value: V): V {
  * half-open connection otherwise looks like a quiet cluster forever). The apiserver sends a bookmark
  * about every 60 s on a quiet watch (measured on v1.36), so 90 s of silence means the stream is dead.
  *
- * Read as a Node stream split into lines here, not through @kubernetes/client-node's Watch: that one
- * reads the body through fetch, a web stream turned back into a Node stream and readline, and re-arms a
- * timer per chunk, and every replica pays it for every event of every cache (each login's writes come
- * back as three events to each replica).
+ * Read as a Node stream (kubeStream) split into lines here, not through @kubernetes/client-node's Watch:
+ * that one reads the body through fetch, a web stream turned back into a Node stream and readline, and
+ * re-arms a timer per chunk, and every replica pays it for every event of every cache (each login's
+ * writes come back as three events to each replica).
  */
 export function kubeWatch(
   kubeConfig: KubeConfig,
@@ -425,19 +425,13 @@ export function kubeWatch(
   params: Readonly<Record<string, string>> = {},
 ): WatchFn {
   return async (query, onEvent, onDone) => {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('no current cluster in the kubeconfig');
-    const url = new URL(cluster.server + path);
-    const search: Record<string, string> = {
+    const search = new URLSearchParams({
       ...params,
       watch: 'true',
       allowWatchBookmarks: 'true',
       timeoutSeconds: String(query.timeoutSeconds),
       ...(query.resourceVersion ? { resourceVersion: query.resourceVersion } : {}),
-    };
-    for (const [key, value] of Object.entries(search)) url.searchParams.set(key, value);
-    const context = new RequestContext(url.toString(), HttpMethod.GET);
-    await kubeConfig.applySecurityAuthentication(context);
+    });
 
     const controller = new AbortController();
     let silent = false;
@@ -455,18 +449,7 @@ export function kubeWatch(
       onDone(silent ? new Error(`watch ${path}: no bytes for ${silenceLimitMs} ms`) : err);
     };
     try {
-      const response = await request(url, {
-        method: 'GET',
-        headers: context.getHeaders(),
-        dispatcher: context.getDispatcher(),
-        signal: controller.signal,
-      });
-      if (response.statusCode !== 200) {
-        response.body.resume();
-        throw Object.assign(new Error(`watch ${path}: HTTP ${response.statusCode}`), {
-          statusCode: response.statusCode,
-        });
-      }
+      const response = await kubeStream(kubeConfig, `${path}?${search}`, controller.signal);
       watchdog.refresh();
       const lines = new LineSplitter();
       response.body.on('data', (chunk: Buffer) => {

@@ -59,7 +59,9 @@ export async function http1Dispatcher(kc: KubeConfig): Promise<Dispatcher> {
  * objects, so what we serve keeps the apiserver's exact text; and it is always bounded by a timeout.
  */
 export async function kubeRequest<T>(kc: KubeConfig, path: string, options: KubeRequestOptions): Promise<T> {
-  return JSON.parse(await (await kubeResponse(kc, path, options)).body.text()) as T;
+  return JSON.parse(
+    await (await kubeResponse(kc, path, options, AbortSignal.timeout(options.timeoutMs))).body.text(),
+  ) as T;
 }
 
 /** As kubeRequest, but the body as bytes: for a caller that parses it piece by piece (a large LIST). */
@@ -68,14 +70,29 @@ export async function kubeRequestBytes(
   path: string,
   options: KubeRequestOptions,
 ): Promise<Buffer> {
-  return Buffer.from(await (await kubeResponse(kc, path, options)).body.arrayBuffer());
+  return Buffer.from(
+    await (await kubeResponse(kc, path, options, AbortSignal.timeout(options.timeoutMs))).body.arrayBuffer(),
+  );
+}
+
+/**
+ * A GET whose body streams for as long as the caller wants it (a watch), with the server's own
+ * credentials: the answer, its status checked as kubeRequest's, its body not yet read. `signal` ends it.
+ */
+export function kubeStream(
+  kc: KubeConfig,
+  path: string,
+  signal: AbortSignal,
+): Promise<Dispatcher.ResponseData> {
+  return kubeResponse(kc, path, {}, signal);
 }
 
 /** The answer, its status checked (anything but 2xx throws KubeRequestError), its body not yet read. */
 async function kubeResponse(
   kc: KubeConfig,
   path: string,
-  options: KubeRequestOptions,
+  options: Omit<KubeRequestOptions, 'timeoutMs'>,
+  signal: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
@@ -100,7 +117,7 @@ async function kubeResponse(
     headers,
     body,
     dispatcher: options.dispatcher ?? ctx.getDispatcher(),
-    signal: AbortSignal.timeout(options.timeoutMs),
+    signal,
   });
   if (response.statusCode < 200 || response.statusCode > 299) {
     const text = await response.body.text();
