@@ -11,6 +11,8 @@ import {
   configRef,
   kubeConfigRef,
   loggerRef,
+  metricsExportRef,
+  processEnvRef,
   readinessRef,
   registryRef,
 } from './host-services.ts';
@@ -36,6 +38,7 @@ import { resourcesModule } from './resources/resources-module.ts';
 import { createLogger, createRequestContextStore } from './observability/logger.ts';
 import { logProcessWarnings } from './observability/process-warnings.ts';
 import { createMetricsRegistry } from './observability/metrics.ts';
+import { MetricsExport } from './observability/metrics-export.ts';
 import { platformConfigModule } from './platform-config/platform-config-module.ts';
 import { reconcileModule } from './reconcile/reconcile-module.ts';
 import { tenantModule } from './tenant/tenant-module.ts';
@@ -80,6 +83,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     .provide(configRef, config)
     .provide(loggerRef, logger)
     .provide(registryRef, registry)
+    .provide(metricsExportRef, new MetricsExport(registry))
+    .provide(processEnvRef, env)
     .provide(kubeConfigRef, kubeConfig)
     .provide(cacheMetricsRef, createCacheMetrics(registry))
     .provide(readinessRef, lifecycle.readiness);

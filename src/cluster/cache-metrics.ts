@@ -10,14 +10,30 @@ interface TrackedCache {
   freshness(): { connected: boolean; staleSeconds: number };
 }
 
+/** A count of events of one cache, labelled by its kind. */
+export interface KindCounter {
+  inc(labels: { kind: string }): void;
+}
+
 export interface CacheMetrics {
-  relists: Counter<'kind'>;
-  restarts: Counter<'kind'>;
+  relists: KindCounter;
+  restarts: KindCounter;
   track(cache: TrackedCache): void;
 }
 
+export interface CacheMetricsOptions {
+  now?: () => number;
+  /**
+   * Put before every kind: a thread with caches of its own (the login thread's users and sessions) tells
+   * them apart from the main thread's caches of the same kinds.
+   */
+  kindPrefix?: string;
+}
+
 /** Metrics of every watch-backed cache, labelled by kind. Register once per registry. */
-export function createCacheMetrics(registry: Registry, now: () => number = Date.now): CacheMetrics {
+export function createCacheMetrics(registry: Registry, options: CacheMetricsOptions = {}): CacheMetrics {
+  const now = options.now ?? Date.now;
+  const prefix = options.kindPrefix ?? '';
   const caches: TrackedCache[] = [];
   const perCache = (name: string, help: string, read: (c: TrackedCache) => number) =>
     gauge(registry, {
@@ -26,7 +42,7 @@ export function createCacheMetrics(registry: Registry, now: () => number = Date.
       labelNames: ['kind'],
       collect: (g) => {
         g.reset();
-        for (const cache of caches) g.set({ kind: cache.kind }, read(cache));
+        for (const cache of caches) g.set({ kind: prefix + cache.kind }, read(cache));
       },
     });
   perCache('platform_cache_objects', 'Objects held in the watch-backed cache.', (c) => c.size);
@@ -46,17 +62,23 @@ export function createCacheMetrics(registry: Registry, now: () => number = Date.
     'Seconds since the cache last received a watch event, bookmark or list.',
     (c) => (c.lastEventAt ? (now() - c.lastEventAt) / 1000 : -1),
   );
+  const prefixed = (c: Counter<'kind'>): KindCounter =>
+    prefix ? { inc: ({ kind }) => c.inc({ kind: prefix + kind }) } : c;
   return {
-    relists: counter(registry, {
-      name: 'platform_cache_relists_total',
-      help: 'Full lists of a kind (first sync, 410 Gone, recovery).',
-      labelNames: ['kind'],
-    }),
-    restarts: counter(registry, {
-      name: 'platform_cache_watch_restarts_total',
-      help: 'Watches restarted after an error.',
-      labelNames: ['kind'],
-    }),
+    relists: prefixed(
+      counter(registry, {
+        name: 'platform_cache_relists_total',
+        help: 'Full lists of a kind (first sync, 410 Gone, recovery).',
+        labelNames: ['kind'],
+      }),
+    ),
+    restarts: prefixed(
+      counter(registry, {
+        name: 'platform_cache_watch_restarts_total',
+        help: 'Watches restarted after an error.',
+        labelNames: ['kind'],
+      }),
+    ),
     track(cache) {
       caches.push(cache);
     },

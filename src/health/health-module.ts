@@ -1,6 +1,6 @@
 import { FirstContact } from '../cluster/first-contact.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
-import { kubeConfigRef, loggerRef, readinessRef, registryRef } from '../host-services.ts';
+import { kubeConfigRef, loggerRef, metricsExportRef, readinessRef } from '../host-services.ts';
 import { healthApi } from './health-api.ts';
 import { healthRoutes } from './health-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
@@ -9,13 +9,13 @@ import { observabilityApi } from './observability-api.ts';
 /** Probes and /metrics; ready once the kube-apiserver has answered. */
 export const healthModule: FeatureModule = {
   name: 'health',
-  requires: [loggerRef, registryRef, kubeConfigRef, readinessRef],
+  requires: [loggerRef, metricsExportRef, kubeConfigRef, readinessRef],
   register(ctx) {
     const kubeConfig = ctx.get(kubeConfigRef);
     const firstContact = new FirstContact(kubeConfig, ctx.get(loggerRef));
     return {
       edge: {
-        publicRoutes: [healthRoutes(ctx.get(readinessRef)), metricsRoutes(ctx.get(registryRef))],
+        publicRoutes: [healthRoutes(ctx.get(readinessRef)), metricsRoutes(ctx.get(metricsExportRef))],
         openApi: [healthApi(), observabilityApi()],
       },
       readiness: { 'kube-apiserver': () => firstContact.reached },

@@ -25,13 +25,18 @@ export interface AuthMetrics {
   statusWriteFailures: Counter<'write'>;
 }
 
-/** The token service's metrics. Labels are small closed sets: never a user name, client id or token. */
-export function createAuthMetrics(registry: Registry, activeSessions: () => number): AuthMetrics {
-  gauge(registry, {
-    name: 'platform_auth_sessions_active',
-    help: 'Sessions (unexpired logins) in this replica’s cache of the cluster’s Session objects.',
-    collect: (g) => g.set(activeSessions()),
-  });
+/**
+ * The token service's metrics. Labels are small closed sets: never a user name, client id or token.
+ * Without `activeSessions` (the login thread, whose sessions cache repeats the main thread's) there is
+ * no sessions gauge.
+ */
+export function createAuthMetrics(registry: Registry, activeSessions?: () => number): AuthMetrics {
+  if (activeSessions)
+    gauge(registry, {
+      name: 'platform_auth_sessions_active',
+      help: 'Sessions (unexpired logins) in this replica’s cache of the cluster’s Session objects.',
+      collect: (g) => g.set(activeSessions()),
+    });
   return {
     tokenRequests: counter(registry, {
       name: 'platform_oauth_token_requests_total',

@@ -13,11 +13,19 @@ import {
   parseForm,
   requireField,
 } from './oauth-request.ts';
-import type { OAuthService } from './oauth-service.ts';
+import type { OAuthService, TokenResponse } from './oauth-service.ts';
+import type { GrantRequest } from './login-messages.ts';
 import { jwksOf, type KeySet } from './signing-keys.ts';
 
+/** Where the password grant is decided: the service itself, or the login thread (login-thread.ts). */
+export interface PasswordGrants {
+  passwordGrant(request: GrantRequest): Promise<TokenResponse>;
+}
+
 export interface OAuthRoutesDependencies {
+  /** The other grants, revocation and logout. */
   service: OAuthService;
+  passwordGrants: PasswordGrants;
   authenticator: AccessTokenAuthenticator;
   clients: ClientRegistry;
   keys: KeySet;
@@ -136,12 +144,15 @@ export function oauthRoutes(deps: OAuthRoutesDependencies): Router {
       const login = requireField(form, 'username');
       const password = requireField(form, 'password');
       res.json(
-        await deps.service.passwordGrant({
-          clientId: client,
-          login,
-          password,
-          sourceAddress: req.ip,
-          userAgent: req.get('user-agent'),
+        await deps.passwordGrants.passwordGrant({
+          attempt: {
+            clientId: client,
+            login,
+            password,
+            sourceAddress: req.ip,
+            userAgent: req.get('user-agent'),
+          },
+          requestId: res.getHeader('X-Request-Id')?.toString(),
         }),
       );
       return;

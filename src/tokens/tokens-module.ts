@@ -2,26 +2,28 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, type AuthConfig } from '../config/config.ts';
 import { BearerDoor } from '../http/bearer-door.ts';
 import { bearerDoorRef, type FeatureModule } from '../http/feature-module.ts';
-import { cacheMetricsRef, configRef, loggerRef, registryRef } from '../host-services.ts';
+import {
+  cacheMetricsRef,
+  configRef,
+  loggerRef,
+  metricsExportRef,
+  processEnvRef,
+  registryRef,
+} from '../host-services.ts';
 import { sessionSignalsRef } from '../kernel/session-signals.ts';
+import { counter } from '../observability/metrics.ts';
 import { AccessTokenAuthenticator, BearerError } from './access-token-authenticator.ts';
 import { AddressLimiter } from './address-limiter.ts';
-import { createAuthMetrics } from './auth-metrics.ts';
-import { ClientRegistry, parseClients } from './clients.ts';
-import type { SessionObject } from '../users/iam-resources.ts';
+import { ClientRegistry } from './clients.ts';
+import { LoginThread } from './login-thread.ts';
 import { oauthApi } from './oauth-api.ts';
-import { oauthRoutes } from './oauth-routes.ts';
-import { OAuthService } from './oauth-service.ts';
-import { PasswordGate } from './password-gate.ts';
-import { PasswordVerifier } from '../users/passwords.ts';
-import { SessionStore } from './session-store.ts';
+import { composeOAuth } from './oauth-composition.ts';
+import { oauthRoutes, type PasswordGrants } from './oauth-routes.ts';
+import type { OAuthService } from './oauth-service.ts';
 import { sessionSignals } from './session-signals.ts';
 import { ephemeralKeySet, KeyError, loadKeySet, type KeySet } from './signing-keys.ts';
-import { TokenService } from './tokens.ts';
-import { LoginAdmission } from '../users/login-admission.ts';
-import { UnknownNameLedgers } from '../users/unknown-name-ledgers.ts';
 import { userSessionsRef } from '../users/user-accounts.ts';
-import { dropManagedFields, userAccountStoreRef } from '../users/users-module.ts';
+import { userAccountStoreRef } from '../users/users-module.ts';
 
 /**
  * Sessions and signing keys; the OAuth endpoints that issue tokens (logging in the users of the users
@@ -29,7 +31,15 @@ import { dropManagedFields, userAccountStoreRef } from '../users/users-module.ts
  */
 export const tokensModule: FeatureModule = {
   name: 'tokens',
-  requires: [configRef, loggerRef, registryRef, cacheMetricsRef, userAccountStoreRef],
+  requires: [
+    configRef,
+    loggerRef,
+    registryRef,
+    metricsExportRef,
+    processEnvRef,
+    cacheMetricsRef,
+    userAccountStoreRef,
+  ],
   provides: [bearerDoorRef, sessionSignalsRef, userSessionsRef],
   async register(ctx) {
     const config = ctx.get(configRef);
@@ -47,54 +57,22 @@ export const tokensModule: FeatureModule = {
       );
     }
     const accounts = ctx.get(userAccountStoreRef);
-    const { api: iamApi, store: users, informer: userInformer, records, schema: userSchema } = accounts;
-    const sessionInformer = iamApi.informer<SessionObject>('sessions', {
-      logger,
-      metrics: cacheMetrics,
-      transform: dropManagedFields,
-    });
-    const sessions = new SessionStore({
-      api: iamApi,
-      informer: sessionInformer,
-      logger,
-      refreshGraceSeconds: authConfig.refreshGraceSeconds,
-    });
-    const clients = parseClients(authConfig.clients, config.platformName);
-    const issuer = authConfig.issuer || config.platformName;
-    const tokens = new TokenService({
-      keys,
-      issuer,
-      audiences: clients.map((c) => c.id),
-      accessTokenMaxAgeSeconds: authConfig.accessTokenMaxAgeSeconds,
-      refreshTokenMaxAgeSeconds: authConfig.refreshTokenMaxAgeSeconds,
-      clockSkewSeconds: authConfig.clockSkewSeconds,
-    });
-    const metrics = createAuthMetrics(ctx.get(registryRef), () => sessions.count);
-    const passwords = new PasswordGate({
-      verifier: await PasswordVerifier.create(),
-      concurrency: authConfig.passwordConcurrency,
-      queue: authConfig.passwordQueue,
-      registry: ctx.get(registryRef),
-    });
-    const admission = new LoginAdmission({ policy: authConfig.lockout });
-    const oauth = new OAuthService({
-      tokens,
-      users,
-      sessions,
-      passwords,
-      singleSession: authConfig.singleSession,
-      sessionLimit: authConfig.maxSessionsPerUser,
-      logger,
-      metrics,
-      admission,
-      unknownNames: new UnknownNameLedgers({
-        api: iamApi,
-        policy: authConfig.lockout,
-        shared: () => userSchema.schema.loginThrottles,
-      }),
-      policy: authConfig.lockout,
-      records,
-    });
+    const { store: users, informer: userInformer } = accounts;
+    const registry = ctx.get(registryRef);
+    const { sessionInformer, sessions, tokens, metrics, passwords, admission, service, clients, issuer } =
+      await composeOAuth({ config, logger, registry, cacheMetrics, accounts, keys, reportsSessions: true });
+    const loginThread = authConfig.loginThread
+      ? new LoginThread({
+          workerData: { config, keys },
+          env: ctx.get(processEnvRef),
+          logger,
+          restarts: counter(registry, {
+            name: 'platform_login_thread_restarts_total',
+            help: 'Times the login thread (auth.loginThread) died and was started again.',
+          }),
+        })
+      : undefined;
+    if (loginThread) ctx.get(metricsExportRef).add(() => loginThread.metrics());
     const authenticator = new AccessTokenAuthenticator({ tokens, users, sessions });
     ctx.provide(
       bearerDoorRef,
@@ -126,7 +104,8 @@ export const tokensModule: FeatureModule = {
       edge: {
         publicRoutes: [
           oauthRoutes({
-            service: oauth,
+            service,
+            passwordGrants: loginThread ?? inProcessGrants(service),
             authenticator,
             clients: new ClientRegistry(clients),
             keys,
@@ -138,9 +117,13 @@ export const tokensModule: FeatureModule = {
         ],
         openApi: [oauthApi()],
       },
-      readiness: { 'sessions-cache': () => sessionInformer.synced },
+      readiness: {
+        'sessions-cache': () => sessionInformer.synced,
+        ...(loginThread ? { 'login-thread': () => loginThread.ready } : {}),
+      },
       start() {
         sessionInformer.start();
+        loginThread?.start();
         sweep = setInterval(() => {
           sessions
             .sweepExpired()
@@ -151,6 +134,7 @@ export const tokensModule: FeatureModule = {
       },
       async stop() {
         clearInterval(sweep);
+        await loginThread?.stop();
         // Successes whose settlement waits for a ride are written now, not left to count as failures.
         await admission.flush();
         await sessionInformer.stop();
@@ -158,6 +142,11 @@ export const tokensModule: FeatureModule = {
     };
   },
 };
+
+/** The password grant served on the main thread (auth.loginThread: false). */
+function inProcessGrants(service: OAuthService): PasswordGrants {
+  return { passwordGrant: ({ attempt }) => service.passwordGrant(attempt) };
+}
 
 /** The configured signing and verification keys; an unusable key is a configuration error naming its key. */
 function configuredKeySet(config: AuthConfig): KeySet | undefined {

@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, type AuthConfig } from '../config/config.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import type { CacheMetrics } from '../cluster/cache-metrics.ts';
+import { ConfigError, type AuthConfig, type Config } from '../config/config.ts';
+import type { Logger } from '../observability/logger.ts';
 import type { FeatureModule } from '../http/feature-module.ts';
 import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } from '../host-services.ts';
 import { serviceRef } from '../kernel/module.ts';
@@ -43,34 +47,15 @@ export const usersModule: FeatureModule = {
     const authConfig = config.auth;
     const logger = ctx.get(loggerRef);
     const bootstrapAdmin = bootstrapAdminOf(authConfig.bootstrapAdmin);
-    const api = new IamApi(ctx.get(kubeConfigRef), iamGroupFor(config.platformName));
-    const informer = api.informer<UserObject>('users', {
+    const accounts = createUserAccounts({
+      config,
       logger,
-      metrics: ctx.get(cacheMetricsRef),
-      transform: dropManagedFields,
+      registry: ctx.get(registryRef),
+      kubeConfig: ctx.get(kubeConfigRef),
+      cacheMetrics: ctx.get(cacheMetricsRef),
     });
-    const schema = new UserSchemaProbe({
-      discover: () => discoverUserSchema(ctx.get(kubeConfigRef), api.iam),
-      log: (level, message, fields) => logger[level](message, fields),
-    });
-    const store = new UserStore({
-      api,
-      informer,
-      policy: authConfig.lockout,
-      logger,
-      schema: () => schema.schema,
-    });
-    const recordWriteFailures = counter(ctx.get(registryRef), {
-      name: 'platform_login_record_write_failures_total',
-      help: 'LoginRecord objects (or their retention pass) that could not be written.',
-    });
-    const records = new LoginRecordWriter({
-      api,
-      enabled: () => schema.schema.loginRecords,
-      logger,
-      onFailure: () => recordWriteFailures.inc(),
-    });
-    ctx.provide(userAccountStoreRef, { api, store, informer, records, schema });
+    const { api, store, informer, schema } = accounts;
+    ctx.provide(userAccountStoreRef, accounts);
     ctx.provide(userDirectoryRef, {
       iam: api.iam,
       get: (name) => store.get(name),
@@ -114,6 +99,48 @@ export const usersModule: FeatureModule = {
     };
   },
 };
+
+/**
+ * The user store, its watch, schema probe and login-record writer, unstarted: the users module's, and the
+ * login thread's own (src/tokens/login-worker.ts).
+ */
+export function createUserAccounts(deps: {
+  config: Config;
+  logger: Logger;
+  registry: Registry;
+  kubeConfig: KubeConfig;
+  cacheMetrics: CacheMetrics;
+}): UserAccountStore {
+  const { config, logger } = deps;
+  const api = new IamApi(deps.kubeConfig, iamGroupFor(config.platformName));
+  const informer = api.informer<UserObject>('users', {
+    logger,
+    metrics: deps.cacheMetrics,
+    transform: dropManagedFields,
+  });
+  const schema = new UserSchemaProbe({
+    discover: () => discoverUserSchema(deps.kubeConfig, api.iam),
+    log: (level, message, fields) => logger[level](message, fields),
+  });
+  const store = new UserStore({
+    api,
+    informer,
+    policy: config.auth.lockout,
+    logger,
+    schema: () => schema.schema,
+  });
+  const recordWriteFailures = counter(deps.registry, {
+    name: 'platform_login_record_write_failures_total',
+    help: 'LoginRecord objects (or their retention pass) that could not be written.',
+  });
+  const records = new LoginRecordWriter({
+    api,
+    enabled: () => schema.schema.loginRecords,
+    logger,
+    onFailure: () => recordWriteFailures.inc(),
+  });
+  return { api, store, informer, records, schema };
+}
 
 /** Objects are kept without managedFields: nothing here reads them and they are most of a small object. */
 export function dropManagedFields<T extends UserObject | SessionObject>(o: T): T {

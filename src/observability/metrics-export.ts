@@ -1,0 +1,39 @@
+import { AggregatorRegistry, type Registry } from 'prom-client';
+
+/** One registry's metrics as prom-client's JSON: what another thread sends to be exported here. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+export type MetricsSource = () => Promise<MetricsSnapshot>;
+
+/**
+ * What /metrics answers: this process's registry, plus the registries of its other threads (the login
+ * thread's), merged series by series. A counter or histogram counted in two threads is exported once, as
+ * their sum, so the process reads as one replica; a source that cannot answer leaves only its own series
+ * out.
+ */
+export class MetricsExport {
+  readonly #registry: Registry;
+  readonly #sources = new Set<MetricsSource>();
+
+  constructor(registry: Registry) {
+    this.#registry = registry;
+  }
+
+  get contentType(): string {
+    return this.#registry.contentType;
+  }
+
+  /** Adds a thread's metrics; the returned function removes them again. */
+  add(source: MetricsSource): () => void {
+    this.#sources.add(source);
+    return () => this.#sources.delete(source);
+  }
+
+  async text(): Promise<string> {
+    if (this.#sources.size === 0) return this.#registry.metrics();
+    const snapshots = await Promise.all([
+      this.#registry.getMetricsAsJSON(),
+      ...[...this.#sources].map((source) => source().catch((): MetricsSnapshot => [])),
+    ]);
+    return AggregatorRegistry.aggregate(snapshots).metrics();
+  }
+}

@@ -1,0 +1,104 @@
+// The login thread (src/tokens/login-thread.ts starts it): the password grant over watches of its own.
+import { Registry } from 'prom-client';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createCacheMetrics } from '../cluster/cache-metrics.ts';
+import { connectKubeConfig } from '../cluster/kube-connection.ts';
+import { ApiError } from '../kernel/api-error.ts';
+import { bufferedStdout } from '../observability/buffered-output.ts';
+import { createLogger, createRequestContextStore } from '../observability/logger.ts';
+import { createUserAccounts } from '../users/users-module.ts';
+import {
+  sentApiError,
+  type FromLoginThread,
+  type LoginWorkerData,
+  type ToLoginThread,
+} from './login-messages.ts';
+import { composeOAuth } from './oauth-composition.ts';
+
+const port = parentPort;
+if (!port) throw new Error('login-worker.ts runs as a worker thread (src/tokens/login-thread.ts)');
+const { config, keys } = workerData as LoginWorkerData;
+
+const requestContext = createRequestContextStore();
+const output = bufferedStdout();
+const logger = createLogger({ level: config.log.level, context: requestContext, stream: output }).child({
+  thread: 'login',
+});
+// No default metrics: they describe the process, and the main thread exports them.
+const registry = new Registry();
+const kubeConfig = connectKubeConfig(config.kubernetes, process.env, { registry, logger });
+// Its caches are labelled apart from the main thread's caches of the same kinds.
+const cacheMetrics = createCacheMetrics(registry, { kindPrefix: 'login-thread/' });
+const accounts = createUserAccounts({ config, logger, registry, kubeConfig, cacheMetrics });
+const oauth = await composeOAuth({
+  config,
+  logger,
+  registry,
+  cacheMetrics,
+  accounts,
+  keys,
+  reportsSessions: false,
+});
+
+const send = (message: FromLoginThread) => port.postMessage(message);
+const inFlight = new Set<Promise<unknown>>();
+let stopping = false;
+
+port.on('message', (message: ToLoginThread) => {
+  switch (message.type) {
+    case 'grant': {
+      const { id, request } = message;
+      const grant = requestContext
+        .run({ requestId: request.requestId ?? '' }, () => oauth.service.passwordGrant(request.attempt))
+        .then(
+          (response) => send({ type: 'granted', id, response }),
+          (err: unknown) => {
+            if (err instanceof ApiError) {
+              send({ type: 'refused', id, error: sentApiError(err) });
+              return;
+            }
+            logger.error('password grant failed', { error: String(err) });
+            send({ type: 'failed', id });
+          },
+        )
+        .finally(() => inFlight.delete(grant));
+      inFlight.add(grant);
+      return;
+    }
+    case 'metrics':
+      void registry
+        .getMetricsAsJSON()
+        .then((snapshot) => send({ type: 'metrics', id: message.id, snapshot }));
+      return;
+    case 'stop':
+      if (!stopping) {
+        stopping = true;
+        void stop();
+      }
+      return;
+  }
+});
+
+accounts.schema.start();
+accounts.informer.start();
+oauth.sessionInformer.start();
+const readiness = setInterval(() => {
+  if (!(accounts.informer.synced && accounts.schema.known && oauth.sessionInformer.synced)) return;
+  clearInterval(readiness);
+  send({ type: 'ready' });
+}, 50);
+
+/** Finishes the logins in flight, then writes what is held in memory before the thread ends. */
+async function stop(): Promise<void> {
+  clearInterval(readiness);
+  await Promise.allSettled([...inFlight]);
+  // Successes whose settlement waits for a ride are written now, not left to count as failures.
+  await oauth.admission.flush();
+  await accounts.store.flushLoginTimes();
+  accounts.schema.stop();
+  await Promise.all([accounts.informer.stop(), oauth.sessionInformer.stop()]);
+  oauth.sessions.close();
+  output.flush();
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+  process.exit(0);
+}

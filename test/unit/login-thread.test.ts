@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Registry } from 'prom-client';
+import { waitFor } from '../cluster/wait-for.ts';
+import type { Config } from '../../src/config/config.ts';
+import { ApiError } from '../../src/kernel/api-error.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { counter } from '../../src/observability/metrics.ts';
+import { LoginThread } from '../../src/tokens/login-thread.ts';
+import { ephemeralKeySet } from '../../src/tokens/signing-keys.ts';
+import { Writable } from 'node:stream';
+
+const ENTRY = new URL('../fixtures/scripted-login-worker.ts', import.meta.url);
+
+function loginThread() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const registry = new Registry();
+  const thread = new LoginThread({
+    // The scripted worker reads neither; the real one starts from them (and they must cross threads).
+    workerData: { config: {} as Config, keys: ephemeralKeySet('ES256') },
+    env: {},
+    logger: createLogger({ level: 'info', stream }),
+    restarts: counter(registry, { name: 'platform_test_restarts_total', help: 'test' }),
+    entry: ENTRY,
+    restartDelayMs: 10,
+  });
+  const restarts = async () =>
+    (await registry.getSingleMetric('platform_test_restarts_total')!.get()).values[0]!.value;
+  return { thread, lines, restarts };
+}
+
+const attempt = (login: string) => ({
+  attempt: { clientId: 'platform', login, password: 'p', sourceAddress: '127.0.0.1' },
+  requestId: 'req-1',
+});
+
+test('answers, refusals and failures of the thread reach the caller as the main thread would raise them', async () => {
+  const { thread } = loginThread();
+  thread.start();
+  try {
+    await waitFor('the thread to be ready', () => thread.ready || undefined);
+    const granted = await thread.passwordGrant(attempt('alice'));
+    assert.equal(granted.access_token, 'for alice (req-1)');
+
+    const refused = await thread.passwordGrant(attempt('refused')).catch((err: unknown) => err);
+    assert.ok(refused instanceof ApiError);
+    assert.equal(refused.kind, 'TooManyRequests');
+    assert.equal(refused.oauthError, 'invalid_grant');
+    assert.equal(refused.retryAfterSeconds, 7);
+
+    const failed = await thread.passwordGrant(attempt('fails')).catch((err: unknown) => err);
+    assert.ok(failed instanceof Error && !(failed instanceof ApiError));
+    assert.deepEqual(await thread.metrics(), []);
+  } finally {
+    await thread.stop();
+  }
+});
+
+test('a thread that dies: its logins get 503, it starts again, and the server is not ready meanwhile', async () => {
+  const { thread, lines, restarts } = loginThread();
+  thread.start();
+  try {
+    await waitFor('the thread to be ready', () => thread.ready || undefined);
+    const lost = await thread.passwordGrant(attempt('dies')).catch((err: unknown) => err);
+    assert.ok(lost instanceof ApiError);
+    assert.equal(lost.kind, 'Unavailable');
+    assert.equal(lost.oauthError, 'temporarily_unavailable');
+    assert.equal(lost.retryAfterSeconds, 1);
+    assert.equal(thread.ready, false);
+    assert.equal(await restarts(), 1);
+    assert.ok(
+      lines.some((l) => l['message'] === 'login thread exited; starting it again' && l['code'] === 3),
+    );
+
+    await waitFor('the thread to be ready again', () => thread.ready || undefined);
+    assert.equal((await thread.passwordGrant(attempt('bob'))).access_token, 'for bob (req-1)');
+  } finally {
+    await thread.stop();
+  }
+});
+
+test('after stop, logins are refused with 503 and the thread is not started again', async () => {
+  const { thread, restarts } = loginThread();
+  thread.start();
+  await waitFor('the thread to be ready', () => thread.ready || undefined);
+  await thread.stop();
+  assert.equal(thread.ready, false);
+  const refused = await thread.passwordGrant(attempt('carol')).catch((err: unknown) => err);
+  assert.ok(refused instanceof ApiError && refused.kind === 'Unavailable');
+  assert.equal(await restarts(), 0);
+});
