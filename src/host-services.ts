@@ -19,4 +19,9 @@ export const kubeConfigRef = serviceRef<KubeConfig>('kubeconfig');
 export const cacheMetricsRef = serviceRef<CacheMetrics>('cache-metrics');
 /** The environment the server was started with (the login thread starts from it too). */
 export const processEnvRef = serviceRef<Readonly<Record<string, string | undefined>>>('process-env');
+/**
+ * Resolves once the process is ready and has given back its start-up memory: what would add a start-up
+ * burst of its own (the login thread) starts then, so the two bursts do not add up.
+ */
+export const startUpReleasedRef = serviceRef<Promise<void>>('start-up-released');
 export const readinessRef = serviceRef<Readiness>('readiness');

@@ -14,6 +14,7 @@ import {
   metricsExportRef,
   processEnvRef,
   readinessRef,
+  startUpReleasedRef,
   registryRef,
 } from './host-services.ts';
 import { createApp } from './http/app.ts';
@@ -22,7 +23,7 @@ import { openApiDocument } from './http/openapi-document.ts';
 import { methodNotAllowed } from './http/method-not-allowed.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { startServer, type RunningServer } from './http/server.ts';
-import { memoryReleasingCollection, releaseStartUpMemory } from './http/start-up-memory.ts';
+import { memoryReleasingCollection, releaseStartUpMemory } from './kernel/start-up-memory.ts';
 import { exitGracefullyOnSignals } from './http/shutdown-signals.ts';
 import { niceThreadPool } from './http/thread-pool-priority.ts';
 import { loadTlsMaterial } from './http/tls-files.ts';
@@ -79,6 +80,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   const kubeConfig = connectKubeConfig(config.kubernetes, env, { registry, logger });
 
   const lifecycle = new Lifecycle<HttpEdge>(logger);
+  const startUpReleased = Promise.withResolvers<void>();
   lifecycle
     .provide(configRef, config)
     .provide(loggerRef, logger)
@@ -87,7 +89,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     .provide(processEnvRef, env)
     .provide(kubeConfigRef, kubeConfig)
     .provide(cacheMetricsRef, createCacheMetrics(registry))
-    .provide(readinessRef, lifecycle.readiness);
+    .provide(readinessRef, lifecycle.readiness)
+    .provide(startUpReleasedRef, startUpReleased.promise);
   const edges = await lifecycle.register(MODULES);
   // Registering has started libuv's pool (the password verifier's start-up hash): now it can be niced.
   niceThreadPool(http.threadPoolNice, logger);
@@ -96,6 +99,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     isReady: () => lifecycle.readiness.report().ready,
     collect: memoryReleasingCollection(),
     logger,
+    onReleased: startUpReleased.resolve,
   });
 
   // The document describes exactly the route groups mounted below.

@@ -35,8 +35,8 @@ const unavailable = () =>
  * kube-apiserver connections and its own admission ledger. A login's writes (the ledger's reservation and
  * settlement, the session, the login record) and their answers are parsed and built there, so a login
  * storm leaves the main thread free for the other routes. A thread that dies is started again (with a
- * growing delay); its logins in flight are answered 503 `temporarily_unavailable`, and until it is
- * ready again the replica reports itself not ready.
+ * growing delay); its logins in flight are answered 503 `temporarily_unavailable`. Until it is ready the
+ * caller serves logins itself (tokens-module.ts).
  */
 export class LoginThread {
   readonly #entry: URL;
@@ -82,7 +82,7 @@ export class LoginThread {
   }
 
   start(): void {
-    this.#spawn();
+    if (!this.#stopping) this.#spawn();
   }
 
   passwordGrant(request: GrantRequest): Promise<TokenResponse> {
@@ -123,7 +123,12 @@ export class LoginThread {
   }
 
   #spawn(): void {
-    const worker = new Worker(this.#entry, { workerData: this.#workerData, env: this.#env });
+    // Named, so that the thread is found by its name in /proc/<pid>/task (login-writes.bench.ts).
+    const worker = new Worker(this.#entry, {
+      name: 'login-thread',
+      workerData: this.#workerData,
+      env: this.#env,
+    });
     this.#worker = worker;
     worker.on('message', (message: FromLoginThread) => this.#receive(message));
     worker.on('error', (err) => this.#logger.error('login thread failed', { error: String(err) }));

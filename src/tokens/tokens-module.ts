@@ -9,9 +9,10 @@ import {
   metricsExportRef,
   processEnvRef,
   registryRef,
+  startUpReleasedRef,
 } from '../host-services.ts';
 import { sessionSignalsRef } from '../kernel/session-signals.ts';
-import { counter } from '../observability/metrics.ts';
+import { counter, gauge } from '../observability/metrics.ts';
 import { AccessTokenAuthenticator, BearerError } from './access-token-authenticator.ts';
 import { AddressLimiter } from './address-limiter.ts';
 import { ClientRegistry } from './clients.ts';
@@ -37,6 +38,7 @@ export const tokensModule: FeatureModule = {
     registryRef,
     metricsExportRef,
     processEnvRef,
+    startUpReleasedRef,
     cacheMetricsRef,
     userAccountStoreRef,
   ],
@@ -72,7 +74,15 @@ export const tokensModule: FeatureModule = {
           }),
         })
       : undefined;
-    if (loginThread) ctx.get(metricsExportRef).add(() => loginThread.metrics());
+    if (loginThread) {
+      ctx.get(metricsExportRef).add(() => loginThread.metrics());
+      gauge(registry, {
+        name: 'platform_login_thread_ready',
+        help: '1 while the login thread serves the password grant; 0 while the main thread does (start-up, restart).',
+        collect: (g) => g.set(loginThread.ready ? 1 : 0),
+      });
+    }
+    const startUpReleased = ctx.get(startUpReleasedRef);
     const authenticator = new AccessTokenAuthenticator({ tokens, users, sessions });
     ctx.provide(
       bearerDoorRef,
@@ -105,7 +115,7 @@ export const tokensModule: FeatureModule = {
         publicRoutes: [
           oauthRoutes({
             service,
-            passwordGrants: loginThread ?? inProcessGrants(service),
+            passwordGrants: grantsOn(loginThread, service),
             authenticator,
             clients: new ClientRegistry(clients),
             keys,
@@ -117,13 +127,12 @@ export const tokensModule: FeatureModule = {
         ],
         openApi: [oauthApi()],
       },
-      readiness: {
-        'sessions-cache': () => sessionInformer.synced,
-        ...(loginThread ? { 'login-thread': () => loginThread.ready } : {}),
-      },
+      readiness: { 'sessions-cache': () => sessionInformer.synced },
       start() {
         sessionInformer.start();
-        loginThread?.start();
+        // After the process's start-up burst, not beside it: the thread's own start-up (its modules, its
+        // first lists) would add tens of MB to the process's peak.
+        if (loginThread) void startUpReleased.then(() => loginThread.start());
         sweep = setInterval(() => {
           sessions
             .sweepExpired()
@@ -143,9 +152,15 @@ export const tokensModule: FeatureModule = {
   },
 };
 
-/** The password grant served on the main thread (auth.loginThread: false). */
-function inProcessGrants(service: OAuthService): PasswordGrants {
-  return { passwordGrant: ({ attempt }) => service.passwordGrant(attempt) };
+/**
+ * Where a password grant is decided: on the login thread while it is ready; on the main thread without one
+ * (auth.loginThread: false), and while it starts or starts again, so that logins never wait for it.
+ */
+function grantsOn(loginThread: LoginThread | undefined, service: OAuthService): PasswordGrants {
+  return {
+    passwordGrant: (request) =>
+      loginThread?.ready ? loginThread.passwordGrant(request) : service.passwordGrant(request.attempt),
+  };
 }
 
 /** The configured signing and verification keys; an unusable key is a configuration error naming its key. */

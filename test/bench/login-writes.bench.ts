@@ -3,11 +3,13 @@
 // subresource) and LoginRecord CRD, as beside the original (vs-original.bench.ts); one user (bcrypt cost
 // 10: the kube-apiserver's share does not depend on it), 4 clients logging in as fast as answered. First
 // 130 logins, so the user's sessions and login records are at their limits (100 each), then the measured ones.
-// Also the server's main-thread CPU per login (the event loop's share; the comparisons run on the pool), and
+// Also the server's main-thread CPU per login (the event loop's share; the comparisons run on the pool), its
+// login thread's (auth.loginThread), and
 // that of a second replica beside it that no one logs into: what the logins' watch events alone cost.
 // Prints one JSON line; asserts nothing.
 //
 //   source scripts/ensure-node.sh && node test/bench/login-writes.bench.ts [--logins=200] [--platform=platform]
+import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startControlPlane } from '../cluster/control-plane.ts';
 import { waitFor } from '../cluster/wait-for.ts';
@@ -104,6 +106,10 @@ try {
     // The server's main thread (its thread id is the pid): the event loop's share of a login, without
     // the pool threads' password comparisons.
     const mainThreadStat = (pid: number) => `/proc/${pid}/task/${pid}/stat`;
+    // The login thread (auth.loginThread), found by the name the server gives it; none when it is off.
+    const loginThreadStat = loginThreadStatOf(server.child.pid!);
+    const loginThreadMs = () => (loginThreadStat ? statCpuMs(loginThreadStat) : 0);
+    const loginThread0 = loginThreadMs();
     const mainThread0 = statCpuMs(mainThreadStat(server.child.pid!));
     const replicaThread0 = statCpuMs(mainThreadStat(replica.child.pid!));
     const started = performance.now();
@@ -112,6 +118,7 @@ try {
     const after = await settled();
     const apiserverMs = (cpuSecondsOf(cp.pids[1]!) - apiserver0) * 1000;
     const mainThreadMs = statCpuMs(mainThreadStat(server.child.pid!)) - mainThread0;
+    const loginThreadCpuMs = loginThreadMs() - loginThread0;
     const replicaThreadMs = statCpuMs(mainThreadStat(replica.child.pid!)) - replicaThread0;
     const perLogin: Record<string, number> = {};
     for (const [key, count] of after) {
@@ -125,6 +132,9 @@ try {
         logins_per_s: Math.round((ok / seconds) * 10) / 10,
         apiserver_cpu_ms_per_login: Math.round((apiserverMs / ok) * 100) / 100,
         server_main_thread_cpu_ms_per_login: Math.round((mainThreadMs / ok) * 100) / 100,
+        ...(loginThreadStat
+          ? { server_login_thread_cpu_ms_per_login: Math.round((loginThreadCpuMs / ok) * 100) / 100 }
+          : {}),
         // The replica no one logs into: the users' and sessions' watch events of the logins, and its own timers.
         replica_main_thread_cpu_ms_per_login: Math.round((replicaThreadMs / ok) * 100) / 100,
         apiserver_requests_per_login: perLogin,
@@ -137,4 +147,17 @@ try {
 } finally {
   await cp.stop();
   keys.cleanup();
+}
+
+/** The stat file of the server's login thread, by the thread's name; undefined without one. */
+function loginThreadStatOf(pid: number): string | undefined {
+  const tasks = `/proc/${pid}/task`;
+  const id = readdirSync(tasks).find((t) => {
+    try {
+      return readFileSync(`${tasks}/${t}/comm`, 'utf8').trim() === 'login-thread';
+    } catch {
+      return false;
+    }
+  });
+  return id ? `${tasks}/${id}/stat` : undefined;
 }

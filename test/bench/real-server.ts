@@ -134,6 +134,21 @@ export async function startRealServer(options: {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const readySeconds = (performance.now() - startedAt) / 1000;
+  // The login thread starts after readiness (auth.loginThread); what is measured is the server as it runs
+  // from then on, with logins on their thread. A server without one has no such gauge.
+  for (;;) {
+    if (gone) throw new Error(`server exited before its login thread was ready; see ${logFile}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`login thread not ready in time; see ${logFile}`);
+    }
+    const metrics = await fetch(`${url}/metrics`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    if (metrics && !/^platform_login_thread_ready 0$/m.test(metrics)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   const pid = child.pid!;
   return {
     url,

@@ -361,7 +361,10 @@ export async function passwordLogin(
   });
 }
 
-/** The real server with the given flags, once it listens and /readyz passes (its user and session caches synced). */
+/**
+ * The real server with the given flags, once it listens, /readyz passes (its user and session caches
+ * synced) and its login thread serves logins (it starts after readiness; until then the main thread does).
+ */
 export async function startReadyServer(
   args: string[],
   options: { startTimeoutMs?: number } = {},
@@ -374,6 +377,15 @@ export async function startReadyServer(
       {
         timeoutMs: Math.max(30_000, options.startTimeoutMs ?? 0),
       },
+    );
+    // No gauge without a login thread (auth.loginThread=false).
+    await waitFor(
+      'the login thread',
+      async () =>
+        /^platform_login_thread_ready 0$/m.test(await (await fetch(`${server.url}/metrics`)).text())
+          ? undefined
+          : true,
+      { timeoutMs: 30_000 },
     );
   } catch (err) {
     await server.stop();

@@ -62,7 +62,7 @@ test('answers, refusals and failures of the thread reach the caller as the main 
   }
 });
 
-test('a thread that dies: its logins get 503, it starts again, and the server is not ready meanwhile', async () => {
+test('a thread that dies: its logins get 503, it is not ready until it has started again', async () => {
   const { thread, lines, restarts } = loginThread();
   thread.start();
   try {
@@ -83,6 +83,15 @@ test('a thread that dies: its logins get 503, it starts again, and the server is
   } finally {
     await thread.stop();
   }
+});
+
+test('a thread stopped before it started is never started', async () => {
+  const { thread } = loginThread();
+  await thread.stop();
+  thread.start();
+  assert.equal(thread.ready, false);
+  const refused = await thread.passwordGrant(attempt('dave')).catch((err: unknown) => err);
+  assert.ok(refused instanceof ApiError && refused.kind === 'Unavailable');
 });
 
 test('after stop, logins are refused with 503 and the thread is not started again', async () => {

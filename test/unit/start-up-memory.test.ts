@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { releaseStartUpMemory } from '../../src/http/start-up-memory.ts';
+import { releaseStartUpMemory } from '../../src/kernel/start-up-memory.ts';
 
 const silent = { info: () => {} };
 
@@ -65,7 +65,7 @@ test('cancelled before its first poll: never collects; no collector: nothing to 
 
 // In a child, so that this process's heap is not what is measured.
 test('the collector gives a burst of garbage back to the system; the main global gets no gc', () => {
-  const module = fileURLToPath(new URL('../../src/http/start-up-memory.ts', import.meta.url));
+  const module = fileURLToPath(new URL('../../src/kernel/start-up-memory.ts', import.meta.url));
   const script = `
     const { memoryReleasingCollection } = await import(${JSON.stringify(module)});
     const collect = memoryReleasingCollection();
@@ -81,4 +81,33 @@ test('the collector gives a burst of garbage back to the system; the main global
   assert.equal(out.globalGc, 'undefined');
   // ~300 MB of short-lived objects: a regular full collection keeps most of it pooled.
   assert.ok(out.after < out.peak / 2, JSON.stringify(out));
+});
+
+test('what waits for the release starts after the collection, and at readiness when there is none', async () => {
+  const order: string[] = [];
+  let ready = false;
+  releaseStartUpMemory({
+    isReady: () => ready,
+    collect: () => order.push('collect'),
+    logger: silent,
+    onReleased: () => order.push('released'),
+    pollMs: 2,
+  });
+  let readyWithout = false;
+  let releasedWithout = false;
+  releaseStartUpMemory({
+    isReady: () => readyWithout,
+    collect: undefined,
+    logger: silent,
+    onReleased: () => (releasedWithout = true),
+    pollMs: 2,
+  });
+  const deadline = Date.now() + 30;
+  await until(() => Date.now() > deadline, 'a few polls');
+  assert.deepEqual(order, []);
+  assert.equal(releasedWithout, false);
+  ready = true;
+  readyWithout = true;
+  await until(() => order.length === 2 && releasedWithout, 'both releases');
+  assert.deepEqual(order, ['collect', 'released']);
 });

@@ -31,6 +31,8 @@ export interface StartUpMemoryOptions {
   isReady: () => boolean;
   collect: MemoryReleasingCollection | undefined;
   logger: { info(message: string, fields: object): void };
+  /** Called once the collection is done (or, without one, once the process is ready): work that waits for it starts. */
+  onReleased?: () => void;
   /** How often readiness is looked at until it holds. */
   pollMs?: number;
   rssBytes?: () => number;
@@ -41,24 +43,27 @@ export interface StartUpMemoryOptions {
  * largest allocation burst of the process's life (at 50,000 pods, some 280 MB of JSON parsed within
  * seconds); what survives is a small fraction of it, but V8 keeps the freed pages, so without this the
  * process would carry the burst's footprint for its whole life (docs/benchmarks.md, pod cache). The pause
- * (tens of milliseconds) comes once, as the process turns ready. Returns a function that cancels the wait.
+ * (tens of milliseconds) comes once, as the process turns ready. Work that would add its own start-up burst
+ * to this one (the login thread) waits for `onReleased`. Returns a function that cancels the wait.
  */
 export function releaseStartUpMemory(options: StartUpMemoryOptions): () => void {
   const { collect, logger } = options;
-  if (!collect) return () => {};
   const rss = options.rssBytes ?? (() => process.memoryUsage.rss());
   const timer = setInterval(() => {
     if (!options.isReady()) return;
     clearInterval(timer);
-    const before = rss();
-    const started = performance.now();
-    collect();
-    const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
-    logger.info('start-up memory released', {
-      rssBeforeMb: mb(before),
-      rssAfterMb: mb(rss()),
-      pauseMs: Math.round(performance.now() - started),
-    });
+    if (collect) {
+      const before = rss();
+      const started = performance.now();
+      collect();
+      const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+      logger.info('start-up memory released', {
+        rssBeforeMb: mb(before),
+        rssAfterMb: mb(rss()),
+        pauseMs: Math.round(performance.now() - started),
+      });
+    }
+    options.onReleased?.();
   }, options.pollMs ?? 200);
   // Never what keeps the process alive.
   timer.unref();
