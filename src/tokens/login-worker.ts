@@ -86,8 +86,8 @@ oauth.sessionInformer.start();
 const readiness = setInterval(() => {
   if (!(accounts.informer.synced && accounts.schema.known && oauth.sessionInformer.synced)) return;
   clearInterval(readiness);
-  send({ type: 'ready' });
-  // What loading and the first lists left behind is given back, as the main thread does at ready.
+  // What loading and the first lists left behind is given back, as the main thread does at ready, before
+  // the first login can meet the pause.
   const before = process.memoryUsage();
   memoryReleasingCollection()?.();
   const after = process.memoryUsage();
@@ -97,6 +97,7 @@ const readiness = setInterval(() => {
     heapUsedMb: mb(after.heapUsed),
     heapReleasedMb: mb(before.heapTotal - after.heapTotal),
   });
+  send({ type: 'ready' });
 }, 50);
 
 /** Finishes the logins in flight, then writes what is held in memory before the thread ends. */

@@ -1,7 +1,7 @@
 // The password grant on a thread of its own (auth.loginThread, issue 36): what a client and an operator
 // see is the same as when the main thread serves it — the login, its errors, its log line (with the
 // request's id), its metrics on /metrics (once per family) — and a graceful stop lets the thread write
-// what it holds. With `auth.loginThread=false` the main thread serves the grant.
+// what it holds. By default (`auth.loginThread=false`) the main thread serves the grant.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -61,7 +61,7 @@ describe('login thread', () => {
 
   test('serves the password grant: tokens that work at once, errors in RFC 6749 form, its log line', async () => {
     // Started by startReadyServer only once the thread serves logins.
-    const server = await start([]);
+    const server = await start(['--auth.loginThread=true']);
     assert.match(await metricsOf(server), /^platform_login_thread_ready 1$/m);
     const login = await passwordLogin(server.url, USER, PASSWORD);
     assert.equal(login.status, 200, JSON.stringify(login.body));
@@ -90,7 +90,7 @@ describe('login thread', () => {
   });
 
   test("/metrics exports the thread's metrics with the main thread's, each family once", async () => {
-    const server = await start([]);
+    const server = await start(['--auth.loginThread=true']);
     assert.equal((await passwordLogin(server.url, USER, PASSWORD)).status, 200);
     const text = await metricsOf(server);
     const families = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
@@ -119,7 +119,7 @@ describe('login thread', () => {
   });
 
   test('a graceful stop ends the thread cleanly, after its logins', async () => {
-    const server = await start([]);
+    const server = await start(['--auth.loginThread=true']);
     const logins = await Promise.all([1, 2, 3].map(() => passwordLogin(server.url, USER, PASSWORD)));
     assert.deepEqual(
       logins.map((l) => l.status),
@@ -130,8 +130,8 @@ describe('login thread', () => {
     assert.deepEqual(errors, []);
   });
 
-  test('auth.loginThread=false: the main thread serves the grant', async () => {
-    const server = await start(['--auth.loginThread=false']);
+  test('by default (auth.loginThread=false) the main thread serves the grant', async () => {
+    const server = await start([]);
     assert.equal((await passwordLogin(server.url, USER, PASSWORD)).status, 200);
     const line = await waitFor('the login log line', () =>
       loginLines(server).find((l) => l['outcome'] === 'success'),
