@@ -26,8 +26,18 @@ describe('GET /metrics of the real server', () => {
     promtool = promtoolPath();
     // Readiness waits for the user and session caches, which need the IAM CRDs.
     await installIamCrds(adminKubeConfig(cp.kubeconfigPath));
-    server = await startServerProcess([`--kubernetes.kubeconfig=${cp.kubeconfigPath}`]);
+    // With the login thread (off by default), so that every documented metric is exported, the thread's
+    // merged into the main thread's and checked by promtool with them.
+    server = await startServerProcess([
+      `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
+      '--auth.loginThread=true',
+    ]);
     await waitFor('server ready', async () => ((await fetch(`${server.url}/readyz`)).ok ? true : undefined));
+    await waitFor('the login thread', async () =>
+      /^platform_login_thread_ready 1$/m.test(await (await fetch(`${server.url}/metrics`)).text())
+        ? true
+        : undefined,
+    );
   });
   after(() => server?.stop());
 
