@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createCacheMetrics } from '../cluster/cache-metrics.ts';
 import { connectKubeConfig } from '../cluster/kube-connection.ts';
-import { memoryReleasingCollection } from '../kernel/start-up-memory.ts';
+import { memoryReleasingCollection, releaseStartUpMemory } from '../kernel/start-up-memory.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import { bufferedStdout } from '../observability/buffered-output.ts';
 import { createLogger, createRequestContextStore } from '../observability/logger.ts';
@@ -83,26 +83,19 @@ port.on('message', (message: ToLoginThread) => {
 accounts.schema.start();
 accounts.informer.start();
 oauth.sessionInformer.start();
-const readiness = setInterval(() => {
-  if (!(accounts.informer.synced && accounts.schema.known && oauth.sessionInformer.synced)) return;
-  clearInterval(readiness);
-  // What loading and the first lists left behind is given back, as the main thread does at ready, before
-  // the first login can meet the pause.
-  const before = process.memoryUsage();
-  memoryReleasingCollection()?.();
-  const after = process.memoryUsage();
-  const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
-  logger.info('login thread ready', {
-    heapTotalMb: mb(after.heapTotal),
-    heapUsedMb: mb(after.heapUsed),
-    heapReleasedMb: mb(before.heapTotal - after.heapTotal),
-  });
-  send({ type: 'ready' });
-}, 50);
+// Ready once its caches have synced, after what loading and the first lists left behind is given back
+// (as the main thread does), so that no login meets the pause.
+const stopWaitingForReady = releaseStartUpMemory({
+  isReady: () => accounts.informer.synced && accounts.schema.known && oauth.sessionInformer.synced,
+  collect: memoryReleasingCollection(),
+  logger,
+  onReleased: () => send({ type: 'ready' }),
+  pollMs: 50,
+});
 
 /** Finishes the logins in flight, then writes what is held in memory before the thread ends. */
 async function stop(): Promise<void> {
-  clearInterval(readiness);
+  stopWaitingForReady();
   await Promise.allSettled([...inFlight]);
   // Successes whose settlement waits for a ride are written now, not left to count as failures.
   await oauth.admission.flush();
