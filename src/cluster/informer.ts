@@ -1,7 +1,6 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.ts';
 import type { CacheMetrics } from './cache-metrics.ts';
-import { kubeStream } from './kube-request.ts';
+import { kubeStream, type KubeCredentials } from './kube-request.ts';
 import { LineSplitter } from './line-splitter.ts';
 
 /** A resourceVersion as the apiserver hands it out: opaque text, only compared for equality. */
@@ -418,7 +417,7 @@ function deepFreeze<V>(value: V): V {
  * writes come back as three events to each replica).
  */
 export function kubeWatch(
-  kubeConfig: KubeConfig,
+  kubeConfig: KubeCredentials,
   path: string,
   silenceLimitMs = 90_000,
   /** Extra query parameters, e.g. a fieldSelector (the list must use the same). */

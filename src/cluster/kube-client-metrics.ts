@@ -19,7 +19,7 @@ export function instrumentKubeConfig(kc: KubeConfig, duration: SeriesHistogram<U
   };
 }
 
-function timingInterceptor(
+export function timingInterceptor(
   duration: SeriesHistogram<UpstreamLabel>,
 ): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (options, handler) => {

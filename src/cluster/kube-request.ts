@@ -1,4 +1,4 @@
-import { HttpMethod, RequestContext, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type https from 'node:https';
 import { Agent, request, type Dispatcher } from 'undici';
 import { groupsToImpersonate } from '../kernel/identity.ts';
@@ -16,6 +16,39 @@ export class KubeRequestError extends Error {
     this.statusCode = statusCode;
     this.statusMessage = statusMessage;
     this.statusReason = statusReason;
+  }
+}
+
+/**
+ * What a request of the server's own needs from its credentials: the cluster's address, and the headers and
+ * connection pool of one request. A KubeConfig is one (its `applySecurityAuthentication` only sets headers
+ * and the dispatcher on the context it is given); the login thread has its own, handed over by the main
+ * thread (handed-credentials.ts), so that it need not load the Kubernetes client library.
+ */
+export interface KubeCredentials {
+  getCurrentCluster(): { readonly server: string } | null;
+  applySecurityAuthentication(context: RequestAuthentication): Promise<void>;
+}
+
+/** The part of the client library's RequestContext that authentication writes to. */
+export interface RequestAuthentication {
+  setHeaderParam(name: string, value: string): void;
+  getDispatcher(): Dispatcher | undefined;
+  setDispatcher(dispatcher: Dispatcher): void;
+}
+
+/** Collects what the credentials set for one request; a header set twice keeps its last value, as there. */
+class CollectedAuthentication implements RequestAuthentication {
+  readonly headers = new Map<string, string>();
+  #dispatcher: Dispatcher | undefined;
+  setHeaderParam(name: string, value: string): void {
+    this.headers.set(name, value);
+  }
+  getDispatcher(): Dispatcher | undefined {
+    return this.#dispatcher;
+  }
+  setDispatcher(dispatcher: Dispatcher): void {
+    this.#dispatcher = dispatcher;
   }
 }
 
@@ -58,7 +91,11 @@ export async function http1Dispatcher(kc: KubeConfig): Promise<Dispatcher> {
  * as the apiserver sent it. Unlike the generated typed clients it does not turn timestamps into Date
  * objects, so what we serve keeps the apiserver's exact text; and it is always bounded by a timeout.
  */
-export async function kubeRequest<T>(kc: KubeConfig, path: string, options: KubeRequestOptions): Promise<T> {
+export async function kubeRequest<T>(
+  kc: KubeCredentials,
+  path: string,
+  options: KubeRequestOptions,
+): Promise<T> {
   return JSON.parse(
     await (await kubeResponse(kc, path, options, AbortSignal.timeout(options.timeoutMs))).body.text(),
   ) as T;
@@ -66,7 +103,7 @@ export async function kubeRequest<T>(kc: KubeConfig, path: string, options: Kube
 
 /** As kubeRequest, but the body as bytes: for a caller that parses it piece by piece (a large LIST). */
 export async function kubeRequestBytes(
-  kc: KubeConfig,
+  kc: KubeCredentials,
   path: string,
   options: KubeRequestOptions,
 ): Promise<Buffer> {
@@ -80,7 +117,7 @@ export async function kubeRequestBytes(
  * credentials: the answer, its status checked as kubeRequest's, its body not yet read. `signal` ends it.
  */
 export function kubeStream(
-  kc: KubeConfig,
+  kc: KubeCredentials,
   path: string,
   signal: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
@@ -89,7 +126,7 @@ export function kubeStream(
 
 /** The answer, its status checked (anything but 2xx throws KubeRequestError), its body not yet read. */
 async function kubeResponse(
-  kc: KubeConfig,
+  kc: KubeCredentials,
   path: string,
   options: Omit<KubeRequestOptions, 'timeoutMs'>,
   signal: AbortSignal,
@@ -97,11 +134,11 @@ async function kubeResponse(
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
   const method = options.method ?? 'GET';
-  const ctx = new RequestContext(cluster.server + path, HttpMethod[method]);
-  await kc.applySecurityAuthentication(ctx);
+  const auth = new CollectedAuthentication();
+  await kc.applySecurityAuthentication(auth);
   // A flat name/value list, not fetch's Headers (which would join repeated names into one line): each
   // impersonated group must be a header line of its own.
-  const headers: string[] = [...Object.entries(ctx.getHeaders()).flat(), 'Accept', 'application/json'];
+  const headers: string[] = [...[...auth.headers].flat(), 'Accept', 'application/json'];
   if (options.impersonate) {
     if (!options.dispatcher) throw new Error('impersonated requests need an HTTP/1.1 dispatcher');
     headers.push('Impersonate-User', options.impersonate.username);
@@ -112,11 +149,11 @@ async function kubeResponse(
     body = JSON.stringify(options.body);
     headers.push('Content-Type', options.contentType ?? 'application/json');
   }
-  const response = await request(ctx.getUrl(), {
+  const response = await request(cluster.server + path, {
     method,
     headers,
     body,
-    dispatcher: options.dispatcher ?? ctx.getDispatcher(),
+    dispatcher: options.dispatcher ?? auth.getDispatcher(),
     signal,
   });
   if (response.statusCode < 200 || response.statusCode > 299) {

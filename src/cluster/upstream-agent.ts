@@ -38,7 +38,7 @@ export function shareKubeDispatcher(kc: KubeConfig): boolean {
 }
 
 /** A digest of the dispatcher options: TLS material, proxy URI, type. The material is never kept in clear. */
-function materialKey(options: unknown): string {
+export function materialKey(options: unknown): string {
   const hash = createHash('sha256');
   const walk = (value: unknown): void => {
     if (Buffer.isBuffer(value)) hash.update(value);

@@ -1,13 +1,18 @@
+import type { CredentialsData } from '../cluster/handed-credentials.ts';
 import type { Config } from '../config/config.ts';
 import { ApiError, type ApiErrorKind, type ApiErrorOptions } from '../kernel/api-error.ts';
 import type { MetricsSnapshot } from '../observability/metrics-export.ts';
 import type { LoginAttempt, TokenResponse } from './oauth-service.ts';
 import type { KeySet } from './signing-keys.ts';
 
-/** What the login thread starts from: the resolved configuration and the process's signing keys. */
+/**
+ * What the login thread starts from: the resolved configuration, the process's signing keys, and the
+ * main thread's credentials for the kube-apiserver (sent again as 'credentials' when they change).
+ */
 export interface LoginWorkerData {
   config: Config;
   keys: KeySet;
+  credentials: CredentialsData;
 }
 
 /** A password grant sent to the login thread; the request id goes on its log lines. */
@@ -17,7 +22,10 @@ export interface GrantRequest {
 }
 
 export type ToLoginThread =
-  { type: 'grant'; id: number; request: GrantRequest } | { type: 'metrics'; id: number } | { type: 'stop' };
+  | { type: 'grant'; id: number; request: GrantRequest }
+  | { type: 'metrics'; id: number }
+  | { type: 'credentials'; credentials: CredentialsData }
+  | { type: 'stop' };
 
 export type FromLoginThread =
   | { type: 'ready' }

@@ -2,6 +2,8 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Counter } from 'prom-client';
+import type { CredentialsData } from '../cluster/handed-credentials.ts';
+import { materialKey } from '../cluster/upstream-agent.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { MetricsSnapshot } from '../observability/metrics-export.ts';
 import {
@@ -37,10 +39,19 @@ const unavailable = () =>
  * storm leaves the main thread free for the other routes. A thread that dies is started again (with a
  * growing delay); its logins in flight are answered 503 `temporarily_unavailable`. Until it is ready the
  * caller serves logins itself (tokens-module.ts).
+ *
+ * The thread does not load the Kubernetes client library (about 60 MB a thread): it is handed the main
+ * thread's credentials as data when it starts, and again whenever they change (a renewed token, a rotated
+ * certificate), looked at every `credentialsRefreshMs`. A kubeconfig that cannot be handed over (a proxy)
+ * leaves the thread unstarted and the logins on the main thread.
  */
 export class LoginThread {
   readonly #entry: URL;
-  readonly #workerData: LoginWorkerData;
+  readonly #workerData: Omit<LoginWorkerData, 'credentials'>;
+  readonly #credentials: () => Promise<CredentialsData>;
+  readonly #credentialsRefreshMs: number;
+  #credentialsTimer: NodeJS.Timeout | undefined;
+  #sentCredentials = '';
   readonly #env: Record<string, string>;
   readonly #logger: Logger;
   readonly #restarts: Counter | undefined;
@@ -56,7 +67,10 @@ export class LoginThread {
   #exited: Promise<void> = Promise.resolve();
 
   constructor(deps: {
-    workerData: LoginWorkerData;
+    workerData: Omit<LoginWorkerData, 'credentials'>;
+    /** The main thread's credentials for the kube-apiserver as they are now. */
+    credentials: () => Promise<CredentialsData>;
+    credentialsRefreshMs?: number;
     env: Readonly<Record<string, string | undefined>>;
     logger: Logger;
     restarts?: Counter;
@@ -66,6 +80,8 @@ export class LoginThread {
   }) {
     this.#entry = deps.entry ?? LOGIN_WORKER_ENTRY;
     this.#workerData = deps.workerData;
+    this.#credentials = deps.credentials;
+    this.#credentialsRefreshMs = deps.credentialsRefreshMs ?? 10_000;
     this.#env = Object.fromEntries(
       Object.entries(deps.env).filter((e): e is [string, string] => e[1] !== undefined),
     );
@@ -82,7 +98,10 @@ export class LoginThread {
   }
 
   start(): void {
-    if (!this.#stopping) this.#spawn();
+    if (this.#stopping) return;
+    void this.#spawn();
+    this.#credentialsTimer = setInterval(() => void this.#refreshCredentials(), this.#credentialsRefreshMs);
+    this.#credentialsTimer.unref();
   }
 
   passwordGrant(request: GrantRequest): Promise<TokenResponse> {
@@ -98,6 +117,7 @@ export class LoginThread {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#restartTimer);
+    clearInterval(this.#credentialsTimer);
     const worker = this.#worker;
     if (!worker) return;
     this.#ready = false;
@@ -122,11 +142,25 @@ export class LoginThread {
     });
   }
 
-  #spawn(): void {
+  async #spawn(): Promise<void> {
+    let credentials: CredentialsData;
+    try {
+      credentials = await this.#credentials();
+    } catch (err) {
+      this.#logger.error(
+        'login thread not started: the credentials cannot be handed to it; logins stay on the main thread',
+        {
+          error: err instanceof Error ? err.message : String(err),
+        },
+      );
+      return;
+    }
+    if (this.#stopping) return;
+    this.#sentCredentials = materialKey(credentials);
     // Named, so that the thread is found by its name in /proc/<pid>/task (login-writes.bench.ts).
     const worker = new Worker(this.#entry, {
       name: 'login-thread',
-      workerData: this.#workerData,
+      workerData: { ...this.#workerData, credentials } satisfies LoginWorkerData,
       env: this.#env,
     });
     this.#worker = worker;
@@ -145,11 +179,30 @@ export class LoginThread {
           restartInMs: this.#restartDelayMs,
         });
         this.#restarts?.inc();
-        this.#restartTimer = setTimeout(() => this.#spawn(), this.#restartDelayMs);
+        this.#restartTimer = setTimeout(() => void this.#spawn(), this.#restartDelayMs);
         this.#restartTimer.unref();
         this.#restartDelayMs = Math.min(this.#restartDelayMs * 2, 30_000);
       });
     });
+  }
+
+  /** Sends the credentials again when they changed since they were last sent. */
+  async #refreshCredentials(): Promise<void> {
+    if (!this.#worker || this.#stopping) return;
+    let credentials: CredentialsData;
+    try {
+      credentials = await this.#credentials();
+    } catch (err) {
+      this.#logger.warn('cannot read the credentials to hand to the login thread', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return;
+    }
+    const key = materialKey(credentials);
+    const worker = this.#worker;
+    if (!worker || this.#stopping || key === this.#sentCredentials) return;
+    this.#sentCredentials = key;
+    worker.postMessage({ type: 'credentials', credentials } satisfies ToLoginThread);
   }
 
   #receive(message: FromLoginThread): void {

@@ -1,12 +1,14 @@
-// The login thread (src/tokens/login-thread.ts starts it): the password grant over watches of its own.
+// The login thread (src/tokens/login-thread.ts starts it): the password grant over watches of its own, on
+// the credentials the main thread hands over (no Kubernetes client library here: it would cost ~60 MB).
 import { Registry } from 'prom-client';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createCacheMetrics } from '../cluster/cache-metrics.ts';
-import { connectKubeConfig } from '../cluster/kube-connection.ts';
+import { HandedCredentials } from '../cluster/handed-credentials.ts';
 import { memoryReleasingCollection, releaseStartUpMemory } from '../kernel/start-up-memory.ts';
 import { ApiError } from '../kernel/api-error.ts';
 import { bufferedStdout } from '../observability/buffered-output.ts';
 import { createLogger, createRequestContextStore } from '../observability/logger.ts';
+import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
 import { createUserAccounts } from '../users/users-module.ts';
 import {
   sentApiError,
@@ -18,7 +20,7 @@ import { composeOAuth } from './oauth-composition.ts';
 
 const port = parentPort;
 if (!port) throw new Error('login-worker.ts runs as a worker thread (src/tokens/login-thread.ts)');
-const { config, keys } = workerData as LoginWorkerData;
+const { config, keys, credentials: handed } = workerData as LoginWorkerData;
 
 const requestContext = createRequestContextStore();
 const output = bufferedStdout();
@@ -27,10 +29,10 @@ const logger = createLogger({ level: config.log.level, context: requestContext, 
 });
 // No default metrics: they describe the process, and the main thread exports them.
 const registry = new Registry();
-const kubeConfig = connectKubeConfig(config.kubernetes, process.env, { registry, logger });
+const credentials = new HandedCredentials(handed, upstreamRequestDuration(registry));
 // Its caches are labelled apart from the main thread's caches of the same kinds.
 const cacheMetrics = createCacheMetrics(registry, { kindPrefix: 'login-thread/' });
-const accounts = createUserAccounts({ config, logger, registry, kubeConfig, cacheMetrics });
+const accounts = createUserAccounts({ config, logger, registry, credentials, cacheMetrics });
 const oauth = await composeOAuth({
   config,
   logger,
@@ -66,6 +68,9 @@ port.on('message', (message: ToLoginThread) => {
       inFlight.add(grant);
       return;
     }
+    case 'credentials':
+      credentials.update(message.credentials);
+      return;
     case 'metrics':
       void registry
         .getMetricsAsJSON()
@@ -103,6 +108,7 @@ async function stop(): Promise<void> {
   accounts.schema.stop();
   await Promise.all([accounts.informer.stop(), oauth.sessionInformer.stop()]);
   oauth.sessions.close();
+  await credentials.close();
   output.flush();
   await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.exit(0);

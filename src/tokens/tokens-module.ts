@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { credentialsData } from '../cluster/handed-credentials.ts';
 import { ConfigError, type AuthConfig } from '../config/config.ts';
 import { BearerDoor } from '../http/bearer-door.ts';
 import { bearerDoorRef, type FeatureModule } from '../http/feature-module.ts';
 import {
   cacheMetricsRef,
   configRef,
+  kubeConfigRef,
   loggerRef,
   metricsExportRef,
   processEnvRef,
@@ -34,6 +36,7 @@ export const tokensModule: FeatureModule = {
   name: 'tokens',
   requires: [
     configRef,
+    kubeConfigRef,
     loggerRef,
     registryRef,
     metricsExportRef,
@@ -58,6 +61,7 @@ export const tokensModule: FeatureModule = {
         { kid: keys.signing.kid },
       );
     }
+    const kubeConfig = ctx.get(kubeConfigRef);
     const accounts = ctx.get(userAccountStoreRef);
     const { store: users, informer: userInformer } = accounts;
     const registry = ctx.get(registryRef);
@@ -66,6 +70,7 @@ export const tokensModule: FeatureModule = {
     const loginThread = authConfig.loginThread
       ? new LoginThread({
           workerData: { config, keys },
+          credentials: () => credentialsData(kubeConfig),
           env: ctx.get(processEnvRef),
           logger,
           restarts: counter(registry, {

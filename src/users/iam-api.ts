@@ -1,6 +1,11 @@
-import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { Informer, kubeWatch, type ListResult } from '../cluster/informer.ts';
-import { KubeRequestError, kubeRequest, type KubeRequestOptions } from '../cluster/kube-request.ts';
+import {
+  KubeRequestError,
+  kubeRequest,
+  type KubeCredentials,
+  type KubeRequestOptions,
+} from '../cluster/kube-request.ts';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IamGroup } from './iam-resources.ts';
@@ -40,9 +45,9 @@ export class IamRequestError extends Error {
  */
 export class IamApi {
   readonly iam: IamGroup;
-  readonly #kc: KubeConfig;
+  readonly #kc: KubeCredentials;
 
-  constructor(kc: KubeConfig, iam: IamGroup) {
+  constructor(kc: KubeCredentials, iam: IamGroup) {
     this.iam = iam;
     this.#kc = kc;
   }
@@ -149,7 +154,7 @@ export class IamApi {
   }
 }
 
-/** The kube-apiserver's HTTP code of a refusal, from this module or from a generated client. */
+/** The kube-apiserver's HTTP code of a refusal of this module's requests. */
 export function codeOf(err: unknown): number | undefined {
-  return err instanceof ApiException || err instanceof IamRequestError ? err.code : undefined;
+  return err instanceof IamRequestError ? err.code : undefined;
 }

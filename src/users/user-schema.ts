@@ -1,5 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { kubeRequest, KubeRequestError } from '../cluster/kube-request.ts';
+import { kubeRequest, KubeRequestError, type KubeCredentials } from '../cluster/kube-request.ts';
 import type { IamGroup } from './iam-resources.ts';
 
 /**
@@ -20,7 +19,7 @@ interface ApiResourceList {
   resources?: { name?: string }[];
 }
 
-export async function discoverUserSchema(kc: KubeConfig, iam: IamGroup): Promise<UserSchema> {
+export async function discoverUserSchema(kc: KubeCredentials, iam: IamGroup): Promise<UserSchema> {
   let list: ApiResourceList;
   try {
     list = await kubeRequest<ApiResourceList>(kc, `/apis/${iam.group}/${iam.version}`, { timeoutMs: 10_000 });

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { CacheMetrics } from '../cluster/cache-metrics.ts';
 import { ConfigError, type AuthConfig, type Config } from '../config/config.ts';
@@ -9,6 +8,7 @@ import { cacheMetricsRef, configRef, kubeConfigRef, loggerRef, registryRef } fro
 import { serviceRef } from '../kernel/module.ts';
 import { counter } from '../observability/metrics.ts';
 import type { Informer } from '../cluster/informer.ts';
+import type { KubeCredentials } from '../cluster/kube-request.ts';
 import { ensureBootstrapAdmin, readBootstrapPassword, type BootstrapAdmin } from './bootstrap-admin.ts';
 import { IamApi } from './iam-api.ts';
 import { iamGroupFor, type SessionObject, type UserObject } from './iam-resources.ts';
@@ -51,7 +51,7 @@ export const usersModule: FeatureModule = {
       config,
       logger,
       registry: ctx.get(registryRef),
-      kubeConfig: ctx.get(kubeConfigRef),
+      credentials: ctx.get(kubeConfigRef),
       cacheMetrics: ctx.get(cacheMetricsRef),
     });
     const { api, store, informer, schema } = accounts;
@@ -108,18 +108,19 @@ export function createUserAccounts(deps: {
   config: Config;
   logger: Logger;
   registry: Registry;
-  kubeConfig: KubeConfig;
+  /** The kubeconfig on the main thread; what the main thread handed over on the login thread. */
+  credentials: KubeCredentials;
   cacheMetrics: CacheMetrics;
 }): UserAccountStore {
   const { config, logger } = deps;
-  const api = new IamApi(deps.kubeConfig, iamGroupFor(config.platformName));
+  const api = new IamApi(deps.credentials, iamGroupFor(config.platformName));
   const informer = api.informer<UserObject>('users', {
     logger,
     metrics: deps.cacheMetrics,
     transform: dropManagedFields,
   });
   const schema = new UserSchemaProbe({
-    discover: () => discoverUserSchema(deps.kubeConfig, api.iam),
+    discover: () => discoverUserSchema(deps.credentials, api.iam),
     log: (level, message, fields) => logger[level](message, fields),
   });
   const store = new UserStore({

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { waitFor } from '../cluster/wait-for.ts';
+import type { CredentialsData } from '../../src/cluster/handed-credentials.ts';
 import type { Config } from '../../src/config/config.ts';
 import { ApiError } from '../../src/kernel/api-error.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -12,7 +13,16 @@ import { Writable } from 'node:stream';
 
 const ENTRY = new URL('../fixtures/scripted-login-worker.ts', import.meta.url);
 
-function loginThread() {
+const credentialsOf = (token: string): CredentialsData => ({
+  server: 'https://kube.test:6443',
+  headers: { Authorization: `Bearer ${token}` },
+  connect: { ca: Buffer.from('a CA') },
+});
+
+function loginThread(
+  credentials: () => Promise<CredentialsData> = async () => credentialsOf('t0'),
+  credentialsRefreshMs?: number,
+) {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -24,6 +34,8 @@ function loginThread() {
   const thread = new LoginThread({
     // The scripted worker reads neither; the real one starts from them (and they must cross threads).
     workerData: { config: {} as Config, keys: ephemeralKeySet('ES256') },
+    credentials,
+    ...(credentialsRefreshMs !== undefined ? { credentialsRefreshMs } : {}),
     env: {},
     logger: createLogger({ level: 'info', stream }),
     restarts: counter(registry, { name: 'platform_test_restarts_total', help: 'test' }),
@@ -103,4 +115,52 @@ test('after stop, logins are refused with 503 and the thread is not started agai
   const refused = await thread.passwordGrant(attempt('carol')).catch((err: unknown) => err);
   assert.ok(refused instanceof ApiError && refused.kind === 'Unavailable');
   assert.equal(await restarts(), 0);
+});
+
+test('the thread starts with the credentials of the moment, and is sent them again only when they change', async () => {
+  let token = 't1';
+  let reads = 0;
+  const { thread } = loginThread(async () => {
+    reads++;
+    return credentialsOf(token);
+  }, 5);
+  thread.start();
+  try {
+    await waitFor('the thread to be ready', () => thread.ready || undefined);
+    const held = async () => (await thread.passwordGrant(attempt('credentials'))).access_token;
+    assert.equal(await held(), 'https://kube.test:6443 Bearer t1 0');
+    // Read again and again, unchanged: not sent.
+    const readsBefore = reads;
+    await waitFor('the credentials to be read again', () => reads >= readsBefore + 3 || undefined);
+    assert.equal(await held(), 'https://kube.test:6443 Bearer t1 0');
+
+    token = 't2';
+    await waitFor(
+      'the renewed token to reach the thread',
+      async () => (await held()) === 'https://kube.test:6443 Bearer t2 1' || undefined,
+    );
+  } finally {
+    await thread.stop();
+  }
+});
+
+test('credentials that cannot be handed over leave the thread unstarted, and say why', async () => {
+  let reads = 0;
+  const { thread, lines } = loginThread(async () => {
+    reads++;
+    throw new Error('the kubeconfig reaches its cluster through a proxy (proxy-url)');
+  });
+  thread.start();
+  try {
+    await waitFor('the refusal to be logged', () =>
+      lines.find((l) => String(l['message']).startsWith('login thread not started')),
+    );
+    assert.equal(thread.ready, false);
+    assert.equal(reads, 1);
+    const refused = await thread.passwordGrant(attempt('erin')).catch((err: unknown) => err);
+    assert.ok(refused instanceof ApiError && refused.kind === 'Unavailable');
+    assert.ok(lines.some((l) => String(l['error']).includes('proxy-url')));
+  } finally {
+    await thread.stop();
+  }
 });
