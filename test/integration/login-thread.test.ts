@@ -1,7 +1,7 @@
 // The password grant on a thread of its own (auth.loginThread, issue 36): what a client and an operator
 // see is the same as when the main thread serves it — the login, its errors, its log line (with the
 // request's id), its metrics on /metrics (once per family) — and a graceful stop lets the thread write
-// what it holds. By default (`auth.loginThread=false`) the main thread serves the grant.
+// what it holds. With `auth.loginThread=false` the main thread serves the grant.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -130,8 +130,8 @@ describe('login thread', () => {
     assert.deepEqual(errors, []);
   });
 
-  test('by default (auth.loginThread=false) the main thread serves the grant', async () => {
-    const server = await start([]);
+  test('with auth.loginThread=false the main thread serves the grant', async () => {
+    const server = await start(['--auth.loginThread=false']);
     assert.equal((await passwordLogin(server.url, USER, PASSWORD)).status, 200);
     const line = await waitFor('the login log line', () =>
       loginLines(server).find((l) => l['outcome'] === 'success'),

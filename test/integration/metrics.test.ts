@@ -26,8 +26,8 @@ describe('GET /metrics of the real server', () => {
     promtool = promtoolPath();
     // Readiness waits for the user and session caches, which need the IAM CRDs.
     await installIamCrds(adminKubeConfig(cp.kubeconfigPath));
-    // With the login thread (off by default), so that every documented metric is exported, the thread's
-    // merged into the main thread's and checked by promtool with them.
+    // With the login thread (the default, named here since the test depends on it), so that every
+    // documented metric is exported, the thread's merged into the main thread's and checked by promtool.
     server = await startServerProcess([
       `--kubernetes.kubeconfig=${cp.kubeconfigPath}`,
       '--auth.loginThread=true',
