@@ -23,8 +23,8 @@ export interface CredentialsData {
 /**
  * What `kc` would authenticate a request with at this moment. The headers change when a token is renewed
  * (a projected ServiceAccount token, an exec plugin), the TLS material when a certificate is rotated: the
- * holder asks again from time to time (CredentialsHandover). Refuses a kubeconfig whose cluster is reached
- * through a proxy, which the handed form does not carry.
+ * caller asks again from time to time (the login thread's owner, every 10 s). Refuses a kubeconfig whose
+ * cluster is reached through a proxy, which the handed form does not carry.
  */
 export async function credentialsData(kc: KubeConfig): Promise<CredentialsData> {
   const cluster = kc.getCurrentCluster();
