@@ -647,6 +647,39 @@ describe('the chart on a one-node cluster, reached through a real Ingress', () =
     assert.match(await metrics.text(), /^platform_http_requests_total\{/m);
   });
 
+  test('in each server Pod the login thread runs on the ServiceAccount token the main thread hands it, and serves the logins', async () => {
+    const logLines = async (pod: Pod) =>
+      (await kubectl(['logs', '-n', NAMESPACE, pod.metadata.name]))
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const fromThread = (lines: Record<string, unknown>[], message: string) =>
+      lines.filter((l) => l['thread'] === 'login' && l['message'] === message);
+    const pods = await readyPods();
+    assert.equal(pods.length, 2);
+    for (const pod of pods) {
+      // Ready once its own users and sessions caches have synced: listed and watched with the handed token.
+      await waitFor(`the login thread of ${pod.metadata.name} to be ready`, 60, async () =>
+        fromThread(await logLines(pod), 'start-up memory released').length > 0 ? true : undefined,
+      );
+      const lines = await logLines(pod);
+      assert.deepEqual(
+        lines.filter((l) => l['thread'] === 'login' && l['level'] === 'error'),
+        [],
+        `${pod.metadata.name}: no error from the login thread`,
+      );
+    }
+    const before = (await Promise.all(pods.map(logLines))).flatMap((lines) => fromThread(lines, 'login'));
+    await login(adminPassword);
+    await waitFor('the login to be logged by a login thread', 30, async () => {
+      const after = (await Promise.all(pods.map(logLines))).flatMap((lines) => fromThread(lines, 'login'));
+      return after.filter((l) => l['outcome'] === 'success').length >
+        before.filter((l) => l['outcome'] === 'success').length
+        ? true
+        : undefined;
+    });
+  });
+
   test("through the Ingress: the real node's CPU and memory, a server Pod's usage and the cluster's, as Prometheus scraped them", async (t) => {
     const { access_token } = await login(adminPassword);
     const node = JSON.parse(await kubectl(['get', 'node', nodeName, '-o', 'json'])) as {
