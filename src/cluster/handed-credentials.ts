@@ -30,7 +30,7 @@ export async function credentialsData(kc: KubeConfig): Promise<CredentialsData> 
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
   if (cluster.proxyUrl) throw new Error('the kubeconfig reaches its cluster through a proxy (proxy-url)');
-  const options: https.RequestOptions = {};
+  const options: https.RequestOptions & https.AgentOptions = {};
   await kc.applyToHTTPSOptions(options);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.headers ?? {})) {
@@ -38,20 +38,20 @@ export async function credentialsData(kc: KubeConfig): Promise<CredentialsData> 
   }
   // applySecurityAuthentication (every request on the main thread) sends basic auth as this header.
   if (options.auth) headers['Authorization'] = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-  const dispatcher = kc.createDispatcherOptions(cluster, {
-    ...(options.ca !== undefined ? { ca: options.ca } : {}),
-    ...(options.cert !== undefined ? { cert: options.cert } : {}),
-    ...(options.key !== undefined ? { key: options.key } : {}),
-    ...(options.pfx !== undefined ? { pfx: options.pfx } : {}),
-    ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-    ...(options.rejectUnauthorized !== undefined ? { rejectUnauthorized: options.rejectUnauthorized } : {}),
-    ...(options.servername !== undefined ? { servername: options.servername } : {}),
-  });
+  // The library picks the TLS fields out of the options itself, as it does for its own requests.
+  const dispatcher = kc.createDispatcherOptions(cluster, options);
   return {
     server: cluster.server,
     headers,
     connect: dispatcher.type === 'agent' ? (dispatcher.connect as Record<string, unknown>) : undefined,
   };
+}
+
+/** The connections for one TLS material. */
+interface Connection {
+  materialKey: string;
+  pool: Agent | undefined;
+  dispatcher: Dispatcher;
 }
 
 /**
@@ -60,17 +60,13 @@ export async function credentialsData(kc: KubeConfig): Promise<CredentialsData> 
  */
 export class HandedCredentials implements KubeCredentials {
   #data: CredentialsData;
-  #materialKey: string;
-  #pool: Agent | undefined;
-  #dispatcher: Dispatcher;
+  #connection: Connection;
   readonly #interceptor: Dispatcher.DispatcherComposeInterceptor;
 
   constructor(data: CredentialsData, duration: SeriesHistogram<UpstreamLabel>) {
     this.#interceptor = timingInterceptor(duration);
     this.#data = data;
-    this.#materialKey = materialKey(data.connect ?? {});
-    this.#pool = data.connect ? new Agent({ connect: data.connect }) : undefined;
-    this.#dispatcher = (this.#pool ?? getGlobalDispatcher()).compose(this.#interceptor);
+    this.#connection = this.#connect(data.connect);
   }
 
   getCurrentCluster(): { readonly server: string } {
@@ -79,22 +75,28 @@ export class HandedCredentials implements KubeCredentials {
 
   async applySecurityAuthentication(context: RequestAuthentication): Promise<void> {
     for (const [name, value] of Object.entries(this.#data.headers)) context.setHeaderParam(name, value);
-    context.setDispatcher(this.#dispatcher);
+    context.setDispatcher(this.#connection.dispatcher);
   }
 
   /** Takes what the other thread holds now. */
   update(data: CredentialsData): void {
     this.#data = data;
-    const key = materialKey(data.connect ?? {});
-    if (key === this.#materialKey) return;
-    this.#materialKey = key;
-    const previous = this.#pool;
-    this.#pool = data.connect ? new Agent({ connect: data.connect }) : undefined;
-    this.#dispatcher = (this.#pool ?? getGlobalDispatcher()).compose(this.#interceptor);
+    if (materialKey(data.connect ?? {}) === this.#connection.materialKey) return;
+    const previous = this.#connection.pool;
+    this.#connection = this.#connect(data.connect);
     void previous?.close().catch(() => {});
   }
 
   async close(): Promise<void> {
-    await this.#pool?.close();
+    await this.#connection.pool?.close();
+  }
+
+  #connect(connect: CredentialsData['connect']): Connection {
+    const pool = connect ? new Agent({ connect }) : undefined;
+    return {
+      materialKey: materialKey(connect ?? {}),
+      pool,
+      dispatcher: (pool ?? getGlobalDispatcher()).compose(this.#interceptor),
+    };
   }
 }

@@ -143,19 +143,11 @@ export class LoginThread {
   }
 
   async #spawn(): Promise<void> {
-    let credentials: CredentialsData;
-    try {
-      credentials = await this.#credentials();
-    } catch (err) {
-      this.#logger.error(
-        'login thread not started: the credentials cannot be handed to it; logins stay on the main thread',
-        {
-          error: err instanceof Error ? err.message : String(err),
-        },
-      );
-      return;
-    }
-    if (this.#stopping) return;
+    const credentials = await this.#readCredentials(
+      'error',
+      'login thread not started: the credentials cannot be handed to it; logins stay on the main thread',
+    );
+    if (!credentials || this.#stopping) return;
     this.#sentCredentials = materialKey(credentials);
     // Named, so that the thread is found by its name in /proc/<pid>/task (login-writes.bench.ts).
     const worker = new Worker(this.#entry, {
@@ -189,20 +181,26 @@ export class LoginThread {
   /** Sends the credentials again when they changed since they were last sent. */
   async #refreshCredentials(): Promise<void> {
     if (!this.#worker || this.#stopping) return;
-    let credentials: CredentialsData;
-    try {
-      credentials = await this.#credentials();
-    } catch (err) {
-      this.#logger.warn('cannot read the credentials to hand to the login thread', {
-        error: err instanceof Error ? err.message : String(err),
-      });
-      return;
-    }
+    const credentials = await this.#readCredentials(
+      'warn',
+      'cannot read the credentials to hand to the login thread',
+    );
+    if (!credentials) return;
     const key = materialKey(credentials);
     const worker = this.#worker;
     if (!worker || this.#stopping || key === this.#sentCredentials) return;
     this.#sentCredentials = key;
     worker.postMessage({ type: 'credentials', credentials } satisfies ToLoginThread);
+  }
+
+  /** The credentials as they are now; undefined (and a log line) when they cannot be read. */
+  async #readCredentials(level: 'error' | 'warn', message: string): Promise<CredentialsData | undefined> {
+    try {
+      return await this.#credentials();
+    } catch (err) {
+      this.#logger[level](message, { error: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
   }
 
   #receive(message: FromLoginThread): void {
