@@ -58,6 +58,11 @@ export class ReadThroughCache<T extends KubernetesObject> {
     });
   }
 
+  /** Entries held beside the informer. */
+  get size(): number {
+    return this.#side.size;
+  }
+
   close(): void {
     this.#unsubscribe();
     this.#side.clear();
@@ -119,8 +124,7 @@ export class ReadThroughCache<T extends KubernetesObject> {
   #fresh(name: string): Entry<T> | undefined {
     const entry = this.#side.get(name);
     if (!entry) return undefined;
-    const ttl = entry.object ? this.#options.positiveTtlMs : this.#options.negativeTtlMs;
-    if (this.#nowMs() - entry.atMs <= ttl) return entry;
+    if (!this.#expired(entry)) return entry;
     this.#side.delete(name);
     return undefined;
   }
@@ -132,7 +136,17 @@ export class ReadThroughCache<T extends KubernetesObject> {
       atMs: this.#nowMs(),
       ...(deletedUid === undefined ? {} : { deletedUid }),
     });
-    // Map iteration is insertion order: the first key is the oldest entry.
-    while (this.#side.size > this.#options.maxEntries) this.#side.delete(this.#side.keys().next().value!);
+    // Map iteration is insertion order: the first key is the oldest entry. Entries that expired are
+    // dropped here rather than when next read: most "gone" entries (a session deleted at its user's limit)
+    // are never read again, and would otherwise be held until maxEntries.
+    for (const [oldest, entry] of this.#side) {
+      if (this.#side.size <= this.#options.maxEntries && !this.#expired(entry)) break;
+      this.#side.delete(oldest);
+    }
+  }
+
+  #expired(entry: Entry<T>): boolean {
+    const ttl = entry.object ? this.#options.positiveTtlMs : this.#options.negativeTtlMs;
+    return this.#nowMs() - entry.atMs > ttl;
   }
 }

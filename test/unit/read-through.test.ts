@@ -134,4 +134,18 @@ describe('ReadThroughCache', () => {
     rt.remember(again);
     assert.equal(rt.peek('u3'), again);
   });
+
+  test('entries that expired are dropped when the next is stored, not held until maxEntries', () => {
+    const { cache, rt, advance } = setup(new Map());
+    // A session deleted at its user's limit is remembered as gone, and is usually never asked about again.
+    cache.emit('DELETED', obj('gone-1'));
+    assert.equal(rt.size, 1);
+    advance(5001);
+    cache.emit('DELETED', obj('gone-2'));
+    assert.equal(rt.size, 1, 'the expired entry went when the next was stored');
+    assert.equal(rt.peek('gone-2'), undefined);
+    advance(1000);
+    rt.remember(obj('fresh'));
+    assert.equal(rt.size, 2, 'entries still within their TTL stay');
+  });
 });
