@@ -1,6 +1,7 @@
 // The login thread (src/tokens/login-thread.ts starts it): the password grant over watches of its own, on
 // the credentials the main thread hands over (no Kubernetes client library here: it would cost ~60 MB).
 import { Registry } from 'prom-client';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createCacheMetrics } from '../cluster/cache-metrics.ts';
 import { HandedCredentials } from '../cluster/handed-credentials.ts';
@@ -8,6 +9,7 @@ import { memoryReleasingCollection, releaseStartUpMemory } from '../kernel/start
 import { ApiError } from '../kernel/api-error.ts';
 import { bufferedStdout } from '../observability/buffered-output.ts';
 import { createLogger, createRequestContextStore } from '../observability/logger.ts';
+import { gauge } from '../observability/metrics.ts';
 import { upstreamRequestDuration } from '../observability/upstream-metrics.ts';
 import { createUserAccounts } from '../users/users-module.ts';
 import {
@@ -29,6 +31,17 @@ const logger = createLogger({ level: config.log.level, context: requestContext, 
 });
 // No default metrics: they describe the process, and the main thread exports them.
 const registry = new Registry();
+// Except the thread's own heap, which the process's nodejs_heap_* families (the main thread's) leave out.
+gauge(registry, {
+  name: 'platform_login_thread_heap_bytes',
+  help: "The login thread's V8 heap: used (live and not yet collected) and total (reserved).",
+  labelNames: ['state'],
+  collect: (g) => {
+    const heap = getHeapStatistics();
+    g.set({ state: 'used' }, heap.used_heap_size);
+    g.set({ state: 'total' }, heap.total_heap_size);
+  },
+});
 const credentials = new HandedCredentials(handed, upstreamRequestDuration(registry));
 // Its caches are labelled apart from the main thread's caches of the same kinds.
 const cacheMetrics = createCacheMetrics(registry, { kindPrefix: 'login-thread/' });

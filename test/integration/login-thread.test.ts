@@ -112,6 +112,15 @@ describe('login thread', () => {
     );
     assert.ok(sample(text, new RegExp(`^platform_cache_objects\\{kind="${users}"\\} (\\d+)$`, 'm')) >= 1);
     assert.equal(text.match(/^platform_auth_sessions_active /gm)?.length, 1);
+    // The thread's own heap, which the process's nodejs_heap_* families leave out.
+    const heapUsed = sample(text, /^platform_login_thread_heap_bytes\{state="used"\} (\d+)$/m);
+    const heapTotal = sample(text, /^platform_login_thread_heap_bytes\{state="total"\} (\d+)$/m);
+    assert.ok(heapUsed > 1_000_000 && heapUsed <= heapTotal, `used ${heapUsed}, total ${heapTotal}`);
+    assert.notEqual(
+      heapTotal,
+      sample(text, /^nodejs_heap_size_total_bytes (\d+)$/m),
+      "the main thread's heap",
+    );
     // Kube-apiserver requests of both threads, summed: the thread's session create is among them.
     assert.ok(
       sample(text, /^platform_upstream_request_duration_seconds_count\{[^}]*verb="POST"[^}]*\} (\d+)$/m) >= 1,
