@@ -5,6 +5,8 @@ export interface Identity {
   groups: readonly string[];
   /** Session the access token belongs to, when it came from a token of ours. */
   sessionId?: string;
+  /** The session's incarnation the token was issued for (a later login may take the session over). */
+  sessionIncarnation?: number;
 }
 
 /** The group of every authenticated caller. */

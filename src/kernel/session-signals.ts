@@ -4,6 +4,7 @@ import { serviceRef } from './module.ts';
 export interface SessionOwner {
   username: string;
   sessionId?: string;
+  sessionIncarnation?: number;
 }
 
 /** What is known of a live session: when it expires (Unix ms). */
@@ -16,7 +17,10 @@ export type SessionEndReason = 'session_ended' | 'session_expired' | 'user_disab
 
 /** Told whenever a session or user changes in a way that matters to open connections. */
 export interface SessionListener {
-  /** The session was deleted: logout, revocation, refresh-token reuse, single-session login, sweep. */
+  /**
+   * The session was deleted (logout, revocation, refresh-token reuse, single-session login, sweep) or
+   * taken over by a later login at the session limit.
+   */
   endSession(sessionId: string, reason: 'session_ended'): void;
   /** The user was disabled or deleted: every session of theirs is over. */
   endUser(username: string, reason: 'user_disabled' | 'user_deleted'): void;

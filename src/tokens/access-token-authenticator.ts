@@ -1,7 +1,7 @@
 import type { BearerOutcome } from './auth-metrics.ts';
 import { AUTHENTICATED_GROUP, type Identity } from '../kernel/identity.ts';
 import { stateOf, type SessionObject, type UserObject } from '../users/iam-resources.ts';
-import type { SessionStore } from './session-store.ts';
+import { standingOf, type SessionStore } from './session-store.ts';
 import { TokenError, type TokenClaims, type TokenService } from './tokens.ts';
 import type { UserStore } from '../users/user-store.ts';
 
@@ -44,8 +44,11 @@ export class AccessTokenAuthenticator {
   identify(token: string): Identity | Promise<Identity> {
     const claims = this.#claimsOf(token);
     const session = this.#sessions.peek(claims.sid);
-    const user = session && this.#users.peek(claims.username);
-    return user ? this.#admit(user, session) : this.#readThenAdmit(claims);
+    const standing = session && standingOf(session, claims.sinc);
+    // A later login took the session over: this token's login has ended.
+    if (standing === 'ended') throw new BearerError('revoked', 'session has ended');
+    const user = standing === 'current' && this.#users.peek(claims.username);
+    return user ? this.#admit(user, session!) : this.#readThenAdmit(claims);
   }
 
   #claimsOf(token: string): TokenClaims {
@@ -59,7 +62,7 @@ export class AccessTokenAuthenticator {
   }
 
   async #readThenAdmit(claims: TokenClaims): Promise<Identity> {
-    const session = await this.#sessions.get(claims.sid);
+    const session = await this.#sessions.getHeld(claims);
     if (!session) throw new BearerError('revoked', 'session has ended');
     const user = this.#users.peek(claims.username) ?? (await this.#users.get(claims.username));
     return this.#admit(user, session);
@@ -81,7 +84,13 @@ export class AccessTokenAuthenticator {
     let identity = bySession.get(session);
     if (!identity) {
       const groups = Object.freeze([...new Set([...(user.spec?.groups ?? []), AUTHENTICATED_GROUP])]);
-      identity = Object.freeze({ username: user.metadata.name, groups, sessionId: session.metadata.name });
+      const incarnation = session.spec.incarnation;
+      identity = Object.freeze({
+        username: user.metadata.name,
+        groups,
+        sessionId: session.metadata.name,
+        ...(incarnation !== undefined ? { sessionIncarnation: incarnation } : {}),
+      });
       bySession.set(session, identity);
     }
     return identity;

@@ -2,7 +2,8 @@ import type { Logger } from '../observability/logger.ts';
 import type { AuthMetrics } from './auth-metrics.ts';
 import type { Settlement } from '../users/attempt-ledger.ts';
 import type { LoginRecordWriter } from '../users/login-records.ts';
-import { stateOf, type UserObject } from '../users/iam-resources.ts';
+import { stateOf, type SessionObject, type UserObject } from '../users/iam-resources.ts';
+import { ConflictError } from '../users/iam-api.ts';
 import {
   LedgerContendedError,
   type LedgerStore,
@@ -12,9 +13,15 @@ import {
 import { lockoutOf, type LockoutPolicy } from '../users/lockout.ts';
 import { oauthError } from './oauth-request.ts';
 import type { PasswordCheck } from './password-gate.ts';
-import { newSessionId, type SessionStore } from './session-store.ts';
+import { newSessionId, type NewSession, type SessionStore } from './session-store.ts';
 import { sessionsBeyondLimit } from './session-limit.ts';
-import { TokenError, type TokenClaims, type TokenService, type TokenType } from './tokens.ts';
+import {
+  TokenError,
+  type IssuedTokens,
+  type TokenClaims,
+  type TokenService,
+  type TokenType,
+} from './tokens.ts';
 import type { UserStore } from '../users/user-store.ts';
 
 type AdmittedReservation = Extract<Reservation, { admitted: true }>;
@@ -280,22 +287,24 @@ export class OAuthService {
           sessions: sessionsBeyondLimit(previous, this.#sessionLimit, (s) => this.#sessions.timesOf(s)),
           reason: 'session_limit',
         };
-    const sessionId = newSessionId();
-    const issued = this.#tokens.issue({ username, clientId: attempt.clientId, sessionId });
-    await this.#sessions.create({
-      sessionId,
-      username,
-      userUID: user.metadata.uid ?? '',
-      clientId: attempt.clientId,
-      refreshTokenId: issued.refreshTokenId,
-      expiresAtSeconds: issued.refreshExpiresAtSeconds,
-      ...(attempt.sourceAddress ? { sourceAddress: attempt.sourceAddress } : {}),
-    });
+    // At the limit the login takes the first session it would end over (one write, where ending it and
+    // creating another took two); a single session is a new one, the others ended before the answer.
+    const candidate = this.#singleSession
+      ? undefined
+      : ending.sessions.find((s) => this.#sessions.canTakeOver(s));
+    const opened =
+      (candidate && (await this.#takeOver(candidate, user, attempt))) ??
+      (await this.#createSession(user, attempt));
+    if (opened.tookOver) this.#metrics.sessionsEnded.inc({ reason: ending.reason });
     const ended = Promise.all(
-      ending.sessions.map(async (old) => {
-        if (await this.#sessions.delete(old.metadata.name))
-          this.#metrics.sessionsEnded.inc({ reason: ending.reason });
-      }),
+      ending.sessions
+        // Not the one taken over (or, when that failed, changed meanwhile: it is left to the next login),
+        // nor one another login here is taking over.
+        .filter((old) => old !== candidate && !this.#sessions.isTakenOver(old.metadata.name))
+        .map(async (old) => {
+          if (await this.#sessions.delete(old.metadata.name))
+            this.#metrics.sessionsEnded.inc({ reason: ending.reason });
+        }),
     );
     // A single session is the user's to rely on: the other sessions are gone when the login answers. The
     // limit only bounds how many objects pile up, so its deletions go on after the answer; one that fails
@@ -305,7 +314,60 @@ export class OAuthService {
       ended.catch((err: unknown) =>
         this.#logger.warn('could not end a session beyond the limit', { user: username, error: String(err) }),
       );
-    return tokenResponse(issued);
+    return tokenResponse(opened.issued);
+  }
+
+  async #createSession(user: UserObject, attempt: LoginAttempt): Promise<OpenedSession> {
+    const sessionId = newSessionId();
+    const issued = this.#tokens.issue({
+      username: user.metadata.name,
+      clientId: attempt.clientId,
+      sessionId,
+      incarnation: 1,
+    });
+    await this.#sessions.create(this.#newSession(sessionId, issued, user, attempt));
+    return { issued, tookOver: false };
+  }
+
+  /**
+   * The login in `session`'s place, if the takeover succeeds; undefined when the session changed or went
+   * meanwhile (a refresh of it, another replica's login) or the write failed: the caller creates one.
+   */
+  async #takeOver(
+    session: SessionObject,
+    user: UserObject,
+    attempt: LoginAttempt,
+  ): Promise<OpenedSession | undefined> {
+    const sessionId = session.metadata.name;
+    const issued = this.#tokens.issue({
+      username: user.metadata.name,
+      clientId: attempt.clientId,
+      sessionId,
+      incarnation: (session.spec.incarnation ?? 0) + 1,
+    });
+    try {
+      await this.#sessions.takeOver(session, this.#newSession(sessionId, issued, user, attempt));
+      return { issued, tookOver: true };
+    } catch (err) {
+      if (!(err instanceof ConflictError || codeOf(err) === 404))
+        this.#logger.warn('could not take over a session at the limit; opening a new one', {
+          user: user.metadata.name,
+          error: String(err),
+        });
+      return undefined;
+    }
+  }
+
+  #newSession(sessionId: string, issued: IssuedTokens, user: UserObject, attempt: LoginAttempt): NewSession {
+    return {
+      sessionId,
+      username: user.metadata.name,
+      userUID: user.metadata.uid ?? '',
+      clientId: attempt.clientId,
+      refreshTokenId: issued.refreshTokenId,
+      expiresAtSeconds: issued.refreshExpiresAtSeconds,
+      ...(attempt.sourceAddress ? { sourceAddress: attempt.sourceAddress } : {}),
+    };
   }
 
   async refreshGrant(clientId: string, refreshToken: string): Promise<TokenResponse> {
@@ -314,7 +376,7 @@ export class OAuthService {
       throw oauthError('BadRequest', 'invalid_grant', 'refresh token was issued to another client');
     }
     const user = await this.#users.get(claims.username);
-    const session = await this.#sessions.get(claims.sid);
+    const session = await this.#sessions.getHeld(claims);
     if (!session) throw oauthError('BadRequest', 'invalid_grant', 'refresh token is revoked or expired');
     if (!user || user.metadata.uid !== session.spec.userUID || stateOf(user) === 'Disabled') {
       await this.#sessions.delete(claims.sid);
@@ -324,8 +386,9 @@ export class OAuthService {
       });
       throw oauthError('BadRequest', 'invalid_grant', 'refresh token is revoked or expired');
     }
-    const issued = this.#tokens.issue({ username: claims.username, clientId, sessionId: claims.sid });
-    const result = await this.#sessions.rotate(claims.sid, claims.jti, {
+    const subject = { username: claims.username, clientId, sessionId: claims.sid, incarnation: claims.sinc };
+    const issued = this.#tokens.issue(subject);
+    const result = await this.#sessions.rotate(claims, claims.jti, {
       refreshTokenId: issued.refreshTokenId,
       expiresAtSeconds: issued.refreshExpiresAtSeconds,
     });
@@ -342,13 +405,10 @@ export class OAuthService {
     if (result.outcome === 'repeated') {
       // A retry within the grace window: the session's current refresh token, signed again (same jti and
       // expiry), so both answers leave the client holding a token the session accepts.
-      const again = this.#tokens.issue(
-        { username: claims.username, clientId, sessionId: claims.sid },
-        {
-          tokenId: result.session.spec.refreshTokenId,
-          expiresAtSeconds: Math.floor(Date.parse(result.session.spec.expiresAt) / 1000),
-        },
-      );
+      const again = this.#tokens.issue(subject, {
+        tokenId: result.session.spec.refreshTokenId,
+        expiresAtSeconds: Math.floor(Date.parse(result.session.spec.expiresAt) / 1000),
+      });
       this.#logger.info('refresh repeated within the grace window', {
         user: claims.username,
         client: clientId,
@@ -379,7 +439,7 @@ export class OAuthService {
     if (!claims) return;
     if (claims.aud !== clientId)
       throw oauthError('BadRequest', 'unauthorized_client', 'token was issued to another client');
-    if (await this.#sessions.delete(claims.sid)) {
+    if (await this.#sessions.end(claims)) {
       this.#metrics.sessionsEnded.inc({ reason: 'revoke' });
       this.#logger.info('session revoked', { user: claims.username, client: clientId, session: claims.sid });
     }
@@ -396,7 +456,7 @@ export class OAuthService {
         challenge: `Bearer error="invalid_token"`,
       });
     }
-    if (await this.#sessions.delete(claims.sid)) {
+    if (await this.#sessions.end(claims)) {
       this.#metrics.sessionsEnded.inc({ reason: 'logout' });
       this.#logger.info('logout', { user: claims.username, session: claims.sid });
     }
@@ -410,6 +470,16 @@ export class OAuthService {
       throw oauthError('BadRequest', 'invalid_grant', `${type} token is invalid: ${reason}`);
     }
   }
+}
+
+/** A login's tokens, and whether they hold a session taken over from an earlier login at the limit. */
+interface OpenedSession {
+  issued: IssuedTokens;
+  tookOver: boolean;
+}
+
+function codeOf(err: unknown): unknown {
+  return (err as { code?: unknown })?.code;
 }
 
 function tokenResponse(issued: {

@@ -1,6 +1,7 @@
 import type { InformerListener } from '../cluster/informer.ts';
 import type { SessionListener, SessionSignals } from '../kernel/session-signals.ts';
 import { stateOf, type SessionObject, type UserObject } from '../users/iam-resources.ts';
+import type { SessionRef } from './session-store.ts';
 
 /** The part of an informer this needs. */
 interface Events<T> {
@@ -17,7 +18,7 @@ interface Events<T> {
 export function sessionSignals(deps: {
   sessionEvents: Events<SessionObject>;
   userEvents: Events<UserObject>;
-  sessions: { get(sessionId: string): Promise<SessionObject | undefined> };
+  sessions: { getHeld(ref: SessionRef): Promise<SessionObject | undefined> };
   users: {
     peek(username: string): UserObject | undefined;
     get(username: string): Promise<UserObject | undefined>;
@@ -26,7 +27,7 @@ export function sessionSignals(deps: {
   return {
     async lookup(owner) {
       if (owner.sessionId === undefined) return undefined;
-      const session = await deps.sessions.get(owner.sessionId);
+      const session = await deps.sessions.getHeld({ sid: owner.sessionId, sinc: owner.sessionIncarnation });
       if (!session) return undefined;
       const user = deps.users.peek(owner.username) ?? (await deps.users.get(owner.username));
       if (!user || user.metadata.uid !== session.spec.userUID || stateOf(user) === 'Disabled')
@@ -34,8 +35,10 @@ export function sessionSignals(deps: {
       return { expiresAtMs: Date.parse(session.spec.expiresAt) };
     },
     subscribe(listener: SessionListener) {
-      const offSessions = deps.sessionEvents.onEvent((type, session) => {
-        if (type === 'DELETED') listener.endSession(session.metadata.name, 'session_ended');
+      const offSessions = deps.sessionEvents.onEvent((type, session, previous) => {
+        // Taken over by a later login (a new incarnation): what the earlier login opened ends with it.
+        const takenOver = previous !== undefined && previous.spec.incarnation !== session.spec.incarnation;
+        if (type === 'DELETED' || takenOver) listener.endSession(session.metadata.name, 'session_ended');
         else listener.sessionExpiry(session.metadata.name, Date.parse(session.spec.expiresAt));
       });
       const offUsers = deps.userEvents.onEvent((type, user, previous) => {

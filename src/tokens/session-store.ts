@@ -31,6 +31,28 @@ export type RotateOutcome =
 
 const CAS_ATTEMPTS = 5;
 
+/**
+ * How a token's session incarnation (its `sinc` claim) stands to the session as this replica has it:
+ * `current` — the token belongs to the login that holds the session; `ended` — to a login whose session a
+ * later login took over; `newer` — the session here is behind a takeover made elsewhere (read it again).
+ * A session without an incarnation (written before it existed, or by a CRD that drops it) is never taken
+ * over: every token of it is current, as before.
+ */
+export type IncarnationStanding = 'current' | 'ended' | 'newer';
+
+export function standingOf(session: SessionObject, sinc: number | undefined): IncarnationStanding {
+  const held = session.spec.incarnation;
+  if (held === undefined) return 'current';
+  if (sinc === undefined || sinc < held) return 'ended';
+  return sinc === held ? 'current' : 'newer';
+}
+
+/** What names one login's hold of a session: the session and the incarnation its tokens carry. */
+export interface SessionRef {
+  sid: string;
+  sinc?: number | undefined;
+}
+
 /** 128 random bits in hex: a valid object name, never reused. */
 export function newSessionId(): string {
   return randomBytes(16).toString('hex');
@@ -53,6 +75,8 @@ export class SessionStore {
   /** The cached sessions by user: a login looks at its user's sessions, not at every user's. */
   readonly #byUser: InformerIndex<SessionObject>;
   readonly #deleting = new Map<string, Promise<boolean>>();
+  /** Sessions this replica is taking over right now: no other login of it takes or deletes them meanwhile. */
+  readonly #takingOver = new Set<string>();
 
   constructor(deps: {
     api: IamApi;
@@ -92,6 +116,7 @@ export class SessionStore {
     return this.#informer.size;
   }
 
+  /** A new session, incarnation 1: the tokens of `s` carry `sinc: 1`. */
   async create(s: NewSession): Promise<SessionObject> {
     const labelValue = /^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/.test(s.username) ? s.username : undefined;
     const body: SessionObject = {
@@ -101,18 +126,53 @@ export class SessionStore {
         name: s.sessionId,
         ...(labelValue ? { labels: { [userLabelKey(this.#api.iam)]: labelValue } } : {}),
       },
-      spec: {
-        username: s.username,
-        userUID: s.userUID,
-        clientId: s.clientId,
-        refreshTokenId: s.refreshTokenId,
-        expiresAt: new Date(s.expiresAtSeconds * 1000).toISOString(),
-        ...(s.sourceAddress ? { sourceAddress: s.sourceAddress } : {}),
-      },
+      spec: specOf(s, 1),
     };
     const created = await this.#api.create('sessions', body);
     this.#cache.remember(created);
     return created;
+  }
+
+  /**
+   * Whether a login of the session's user may take it over instead of creating a session and deleting
+   * this one: it has an incarnation (so its tokens can be told from the new login's), and no other login
+   * on this replica is taking it over or deleting it.
+   */
+  canTakeOver(session: SessionObject): boolean {
+    const name = session.metadata.name;
+    return session.spec.incarnation !== undefined && !this.#takingOver.has(name) && !this.#deleting.has(name);
+  }
+
+  /** Whether a login on this replica is taking the session over right now (it must not be deleted). */
+  isTakenOver(sessionId: string): boolean {
+    return this.#takingOver.has(sessionId);
+  }
+
+  /**
+   * Gives `session` to a new login of its user (`s.sessionId` is its name): one write where ending it and
+   * creating another took two, at every login at the session limit. Compare-and-swap on the version this
+   * replica saw: a refresh or another replica's takeover in between fails it (ConflictError; a 404 when it
+   * is gone), and the caller opens a new session instead. The new incarnation ends every token of the old
+   * login: each carries the old number.
+   */
+  async takeOver(session: SessionObject, s: NewSession): Promise<SessionObject> {
+    const name = session.metadata.name;
+    const incarnation = session.spec.incarnation;
+    if (incarnation === undefined || name !== s.sessionId || this.#takingOver.has(name))
+      throw new Error(`session ${name} cannot be taken over`);
+    this.#takingOver.add(name);
+    try {
+      const body: SessionObject = {
+        ...session,
+        metadata: { ...session.metadata },
+        spec: specOf(s, incarnation + 1),
+      };
+      const updated = await this.#api.replace('sessions', body);
+      this.#cache.remember(updated);
+      return updated;
+    } finally {
+      this.#takingOver.delete(name);
+    }
   }
 
   /** The session if it is in memory and has not expired; undefined when `get` must be asked. */
@@ -125,6 +185,23 @@ export class SessionStore {
   async get(sessionId: string): Promise<SessionObject | undefined> {
     const session = this.#cache.peek(sessionId) ?? (await this.#cache.get(sessionId));
     return session && !this.isExpired(session) ? session : undefined;
+  }
+
+  /**
+   * The session while the login a token belongs to holds it: undefined when it is gone, expired or taken
+   * over by a later login. Read again from the apiserver only when the token is newer than the session
+   * this replica has (a takeover its watch has not shown yet): a token of an ended login costs no I/O.
+   */
+  async getHeld(ref: SessionRef): Promise<SessionObject | undefined> {
+    const session = await this.#held(ref);
+    return session && !this.isExpired(session) ? session : undefined;
+  }
+
+  /** As getHeld, without the expiry: undefined when gone or taken over. */
+  async #held(ref: SessionRef): Promise<SessionObject | undefined> {
+    let session = this.#cache.peek(ref.sid) ?? (await this.#cache.get(ref.sid));
+    if (session && standingOf(session, ref.sinc) === 'newer') session = await this.#cache.getFresh(ref.sid);
+    return session && standingOf(session, ref.sinc) === 'current' ? session : undefined;
   }
 
   isExpired(session: SessionObject): boolean {
@@ -149,16 +226,21 @@ export class SessionStore {
    * Any other refresh token of the session has been redeemed before, so the session is revoked.
    */
   async rotate(
-    sessionId: string,
+    ref: SessionRef,
     presentedTokenId: string,
     next: { refreshTokenId: string; expiresAtSeconds: number },
   ): Promise<RotateOutcome> {
+    const sessionId = ref.sid;
     let current = await this.#cache.get(sessionId);
     for (let attempt = 1; current && !this.isExpired(current); attempt++) {
-      if (current.spec.refreshTokenId !== presentedTokenId) {
-        // The cache may be behind a rotation another replica made: only a fresh read can call it reuse.
+      if (current.spec.refreshTokenId !== presentedTokenId || standingOf(current, ref.sinc) !== 'current') {
+        // The cache may be behind a rotation (or takeover) another replica made: only a fresh read can call
+        // it reuse.
         current = await this.#cache.getFresh(sessionId);
         if (!current) break;
+        // A later login took the session over: the token's login has ended, and that is no reuse (the
+        // session is the new login's, not to be revoked).
+        if (standingOf(current, ref.sinc) !== 'current') break;
         if (current.spec.refreshTokenId !== presentedTokenId) {
           if (this.#isGraceRepeat(current, presentedTokenId))
             return { outcome: 'repeated', session: current };
@@ -202,6 +284,18 @@ export class SessionStore {
     if (this.#graceMs <= 0 || previousRefreshTokenId !== presentedTokenId || !rotatedAt) return false;
     const sinceMs = this.#nowMs() - Date.parse(rotatedAt);
     return sinceMs >= -this.#graceMs && sinceMs <= this.#graceMs;
+  }
+
+  /**
+   * Ends the session of a login (logout, revocation); true if this call ended it. A session a later login
+   * has taken over is that login's: it stays.
+   */
+  async end(ref: SessionRef): Promise<boolean> {
+    const held = await this.#held(ref);
+    // Gone from every view: the delete answers whether it still existed (a session created a moment ago on
+    // another replica, not read through yet, is still ended).
+    if (!held && this.#cache.peek(ref.sid)) return false;
+    return this.delete(ref.sid);
   }
 
   /**
@@ -256,4 +350,16 @@ export class SessionStore {
 
 function isNotFound(err: unknown): boolean {
   return (err as { code?: unknown })?.code === 404;
+}
+
+function specOf(s: NewSession, incarnation: number): SessionObject['spec'] {
+  return {
+    username: s.username,
+    userUID: s.userUID,
+    clientId: s.clientId,
+    refreshTokenId: s.refreshTokenId,
+    expiresAt: new Date(s.expiresAtSeconds * 1000).toISOString(),
+    incarnation,
+    ...(s.sourceAddress ? { sourceAddress: s.sourceAddress } : {}),
+  };
 }

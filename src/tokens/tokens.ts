@@ -31,6 +31,8 @@ export interface TokenClaims {
   jti: string;
   /** Session id: the name of the Session object in the cluster. */
   sid: string;
+  /** The session's incarnation the token was issued for (SessionObject.spec.incarnation); absent before it. */
+  sinc?: number;
   /** As signed: `access_token` / `refresh_token` (or, in tokens issued before, `access` / `refresh`). */
   token_type: TokenTypeClaim | TokenType;
 }
@@ -102,7 +104,7 @@ export class TokenService {
    * must leave the session exactly as the first answer did.
    */
   issue(
-    subject: { username: string; clientId: string; sessionId: string },
+    subject: { username: string; clientId: string; sessionId: string; incarnation?: number },
     sameRefresh?: { tokenId: string; expiresAtSeconds: number },
   ): IssuedTokens {
     const o = this.#options;
@@ -116,6 +118,7 @@ export class TokenService {
       exp: now + o.accessTokenMaxAgeSeconds,
       jti: newTokenId(),
       sid: subject.sessionId,
+      ...(subject.incarnation !== undefined ? { sinc: subject.incarnation } : {}),
       token_type: TOKEN_TYPE_CLAIM.access,
     };
     const refresh: TokenClaims = {
@@ -242,9 +245,14 @@ function asClaims(payload: unknown): TokenClaims {
     payload === null ||
     strings.some((k) => typeof p[k] !== 'string' || p[k] === '') ||
     numbers.some((k) => typeof p[k] !== 'number') ||
+    (p.sinc !== undefined && !isIncarnation(p.sinc)) ||
     typeOfClaim(p.token_type) === undefined
   ) {
     throw new TokenError('malformed', 'token lacks required claims');
   }
   return payload as TokenClaims;
+}
+
+function isIncarnation(value: unknown): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }

@@ -52,6 +52,13 @@ export interface SessionObject extends KubernetesObject {
     refreshTokenId: string;
     /** When the current refresh token expires (RFC 3339); the session is deleted after that. */
     expiresAt: string;
+    /**
+     * Which login holds the session: 1 when it is created, one more each time a later login of its user
+     * takes it over at the session limit. Tokens carry it (`sinc`); one carrying a lower number belongs to a
+     * login that has ended. Absent in sessions written before it existed (or where the CRD drops it): those
+     * accept their tokens as before and are never taken over.
+     */
+    incarnation?: number;
     /** jti of the refresh token redeemed last: repeated within the grace window it is a retry, not a reuse. */
     previousRefreshTokenId?: string;
     /** When that happened (RFC 3339). */

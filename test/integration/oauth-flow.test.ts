@@ -230,9 +230,11 @@ describe('OAuth flow with a standard client library', () => {
     assert.equal(payload.nbf, payload.iat);
     assert.equal(typeof payload.jti, 'string');
     assert.equal(typeof payload['sid'], 'string');
+    assert.equal(payload['sinc'], 1, 'a new session’s first incarnation');
     const refreshClaims = decodeJwt(refresh);
     assert.equal(refreshClaims['token_type'], 'refresh_token');
     assert.equal(refreshClaims['sid'], payload['sid']);
+    assert.equal(refreshClaims['sinc'], payload['sinc']);
     assert.ok(refreshClaims.exp! > payload.exp!, 'refresh token outlives the access token');
 
     // A refresh token is not an access token.
@@ -280,7 +282,12 @@ describe('OAuth flow with a standard client library', () => {
       const login = async () => {
         const res = await passwordLogin(limited.url, GINA.name, GINA.password);
         assert.equal(res.status, 200);
-        return { access: res.body['access_token'] as string, refresh: res.body['refresh_token'] as string };
+        const access = res.body['access_token'] as string;
+        const claims = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()) as {
+          sid: string;
+          sinc: number;
+        };
+        return { access, refresh: res.body['refresh_token'] as string, sid: claims.sid, sinc: claims.sinc };
       };
       const status = async (token: string) =>
         (
@@ -288,6 +295,13 @@ describe('OAuth flow with a standard client library', () => {
             headers: { Authorization: `Bearer ${token}` },
           })
         ).status;
+      const redeem = (refreshToken: string) =>
+        postForm(`${limited.url}/oauth/token`, {
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: 'platform',
+          client_secret: 'platform',
+        });
       const first = await login();
       // The replica counts the sessions its cache holds, which its watch fills within milliseconds: log
       // in again until the first session has been ended and the user holds two.
@@ -299,6 +313,36 @@ describe('OAuth flow with a standard client library', () => {
       });
       assert.equal(await status(last.access), 404, 'the newest session works');
 
+      // The first session was taken over by a later login (one write, not a delete and a create): that
+      // login holds it now, under its next incarnation, and the first login's tokens are over.
+      const heir = await waitFor('a login takes over the first session', async () => {
+        const next = await login();
+        return next.sid === first.sid ? next : undefined;
+      });
+      assert.ok(heir.sinc >= 2, `incarnation ${heir.sinc}`);
+      const stored = (await listSessions(kc, GINA.name)).find((s) => s.metadata.name === first.sid);
+      assert.equal(stored?.spec.incarnation, heir.sinc);
+      assert.equal(await status(heir.access), 404, 'the heir’s token works at once');
+      assert.equal(await status(first.access), 401, 'the first login’s access token is over');
+      // Redeeming the first login's refresh token is no reuse of the heir's: refused, and the heir's
+      // session stays. Nor does the first login's logout end it.
+      const stale = await redeem(first.refresh);
+      assert.equal(stale.status, 400);
+      assert.equal(stale.body['error'], 'invalid_grant');
+      const loggedOut = await fetch(`${limited.url}/oauth/logout`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${first.access}` },
+      });
+      assert.equal(loggedOut.status, 200);
+      assert.equal(
+        await status(heir.access),
+        404,
+        'the heir’s session outlives the first login’s refresh and logout',
+      );
+      const renewed = await redeem(heir.refresh);
+      assert.equal(renewed.status, 200, JSON.stringify(renewed.body));
+      assert.equal(await status(renewed.body['access_token'] as string), 404);
+
       // Logins at the limit at once all pick the same oldest sessions to end: none of them fails, and the
       // user is back at the limit after the next login.
       await Promise.all(Array.from({ length: 4 }, login));
@@ -307,12 +351,7 @@ describe('OAuth flow with a standard client library', () => {
         return (await listSessions(kc, GINA.name)).length === 2 ? true : undefined;
       });
       assert.equal(await status(last.access), 404);
-      const refresh = await postForm(`${limited.url}/oauth/token`, {
-        grant_type: 'refresh_token',
-        refresh_token: first.refresh,
-        client_id: 'platform',
-        client_secret: 'platform',
-      });
+      const refresh = await redeem(first.refresh);
       assert.equal(refresh.status, 400);
       assert.equal(refresh.body['error'], 'invalid_grant');
       const ended = sampleSum(

@@ -239,12 +239,12 @@ export async function listSessions(
   kc: KubeConfig,
   username: string,
   platform = 'platform',
-): Promise<{ metadata: { name: string } }[]> {
+): Promise<{ metadata: { name: string }; spec: { username: string; incarnation?: number } }[]> {
   const api = kc.makeApiClient(CustomObjectsApi);
   const list = (await whileInitializing('list sessions', () =>
     api.listClusterCustomObject({ ...iamOf(platform), plural: 'sessions' }),
   )) as {
-    items: { metadata: { name: string }; spec: { username: string } }[];
+    items: { metadata: { name: string }; spec: { username: string; incarnation?: number } }[];
   };
   return list.items.filter((s) => s.spec.username === username);
 }

@@ -4,6 +4,7 @@ import type { SessionObject, UserObject } from '../../src/users/iam-resources.ts
 import type { InformerListener } from '../../src/cluster/informer.ts';
 import type { LiveSession } from '../../src/kernel/session-signals.ts';
 import { sessionSignals } from '../../src/tokens/session-signals.ts';
+import { standingOf } from '../../src/tokens/session-store.ts';
 import {
   StreamRegistry,
   type StreamEndReason,
@@ -148,26 +149,41 @@ describe('stream registry', () => {
     const signals = sessionSignals({
       sessionEvents: { onEvent: (l) => (sessionListeners.push(l), () => {}) },
       userEvents: { onEvent: (l) => (userListeners.push(l), () => {}) },
-      sessions: { get: async () => undefined },
+      sessions: { getHeld: async () => undefined },
       users: { peek: () => undefined, get: async () => undefined },
     });
     const stop = signals.subscribe(fake);
-    const session = (name: string, expiresAt: string) =>
+    const session = (name: string, expiresAt: string, incarnation?: number) =>
       ({
         metadata: { name },
-        spec: { username: 'ann', userUID: 'u1', clientId: 'c', refreshTokenId: 'r', expiresAt },
+        spec: { username: 'ann', userUID: 'u1', clientId: 'c', refreshTokenId: 'r', expiresAt, incarnation },
       }) as SessionObject;
     const user = (uid: string, state?: 'Disabled' | 'Active' | 'AuthLimitExceeded') =>
       ({ metadata: { name: 'ann', uid }, ...(state ? { status: { state } } : {}) }) as UserObject;
     sessionListeners[0]!('MODIFIED', session('s1', '2030-01-01T00:00:00Z'), undefined);
     sessionListeners[0]!('DELETED', session('s1', '2030-01-01T00:00:00Z'), undefined);
+    // A refresh keeps the incarnation; a later login's takeover at the limit moves it on.
+    sessionListeners[0]!(
+      'MODIFIED',
+      session('s2', '2030-01-01T00:00:00Z', 1),
+      session('s2', '2029-01-01T00:00:00Z', 1),
+    );
+    sessionListeners[0]!(
+      'MODIFIED',
+      session('s2', '2031-01-01T00:00:00Z', 2),
+      session('s2', '2030-01-01T00:00:00Z', 1),
+    );
     userListeners[0]!('MODIFIED', user('u1', 'AuthLimitExceeded'), user('u1'));
     userListeners[0]!('MODIFIED', user('u1', 'Disabled'), user('u1'));
     userListeners[0]!('MODIFIED', user('u2'), user('u1'));
     userListeners[0]!('DELETED', user('u2'), undefined);
-    assert.deepEqual(sessionDeadlines, [['s1', Date.parse('2030-01-01T00:00:00Z')]]);
+    assert.deepEqual(sessionDeadlines, [
+      ['s1', Date.parse('2030-01-01T00:00:00Z')],
+      ['s2', Date.parse('2030-01-01T00:00:00Z')],
+    ]);
     assert.deepEqual(calls, [
       'session s1 session_ended',
+      'session s2 session_ended',
       'user ann user_disabled',
       'user ann user_deleted',
       'user ann user_deleted',
@@ -184,25 +200,47 @@ describe('stream registry', () => {
         clientId: 'c',
         refreshTokenId: 'r',
         expiresAt: '2030-01-01T00:00:00Z',
+        incarnation: 2,
       },
     } as SessionObject;
     let user: UserObject | undefined = { metadata: { name: 'ann', uid: 'u1' } } as UserObject;
     const signals = sessionSignals({
       sessionEvents: { onEvent: () => () => {} },
       userEvents: { onEvent: () => () => {} },
-      sessions: { get: async (id) => (id === 's1' ? session : undefined) },
+      // The store's judgement of a token's incarnation, over one session.
+      sessions: {
+        getHeld: async (ref) =>
+          ref.sid === 's1' && standingOf(session, ref.sinc) === 'current' ? session : undefined,
+      },
       users: { peek: () => user, get: async () => user },
     });
-    assert.deepEqual(await signals.lookup({ username: 'ann', sessionId: 's1' }), {
+    assert.deepEqual(await signals.lookup({ username: 'ann', sessionId: 's1', sessionIncarnation: 2 }), {
       expiresAtMs: Date.parse('2030-01-01T00:00:00Z'),
     });
+    assert.equal(
+      await signals.lookup({ username: 'ann', sessionId: 's1', sessionIncarnation: 1 }),
+      undefined,
+      'a login whose session a later login took over',
+    );
     assert.equal(await signals.lookup({ username: 'ann', sessionId: 'gone' }), undefined);
     assert.equal(await signals.lookup({ username: 'ann' }), undefined);
     user = { metadata: { name: 'ann', uid: 'u1' }, status: { state: 'Disabled' } } as UserObject;
-    assert.equal(await signals.lookup({ username: 'ann', sessionId: 's1' }), undefined, 'disabled');
+    assert.equal(
+      await signals.lookup({ username: 'ann', sessionId: 's1', sessionIncarnation: 2 }),
+      undefined,
+      'disabled',
+    );
     user = { metadata: { name: 'ann', uid: 'u2' } } as UserObject;
-    assert.equal(await signals.lookup({ username: 'ann', sessionId: 's1' }), undefined, 're-created user');
+    assert.equal(
+      await signals.lookup({ username: 'ann', sessionId: 's1', sessionIncarnation: 2 }),
+      undefined,
+      're-created user',
+    );
     user = undefined;
-    assert.equal(await signals.lookup({ username: 'ann', sessionId: 's1' }), undefined, 'deleted user');
+    assert.equal(
+      await signals.lookup({ username: 'ann', sessionId: 's1', sessionIncarnation: 2 }),
+      undefined,
+      'deleted user',
+    );
   });
 });
