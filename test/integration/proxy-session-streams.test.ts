@@ -21,12 +21,13 @@ import type { ServerProcess } from '../support/server-process.ts';
 import { testControlPlane } from '../support/shared-cluster.ts';
 
 const PREFIX = 'streams-';
-const USERS = ['ann', 'ben', 'cid', 'dot', 'eve'].map((n) => ({
+const USERS = ['ann', 'ben', 'cid', 'dot', 'eve', 'fay'].map((n) => ({
   name: `${PREFIX}${n}`,
   password: `${n}-Pa55word!`,
   groups: [`${PREFIX}watchers`],
 }));
-const [ANN, BEN, CID, DOT, EVE] = USERS as [
+const [ANN, BEN, CID, DOT, EVE, FAY] = USERS as [
+  (typeof USERS)[0],
   (typeof USERS)[0],
   (typeof USERS)[0],
   (typeof USERS)[0],
@@ -139,6 +140,8 @@ describe('proxied streams end with their session, on every replica', () => {
       `--auth.signingKeyFile=${keys.es256}`,
       '--auth.addressRequestsPerMinute=0',
       '--auth.sessionSweepIntervalSeconds=3600',
+      // No test but the takeover's logs one user in more than twice.
+      '--auth.maxSessionsPerUser=2',
     ];
     // One after the other, so that after() stops whichever did start; a loaded machine may start slowly.
     a = await startReadyServer(common, { startTimeoutMs: 60_000 });
@@ -196,6 +199,32 @@ describe('proxied streams end with their session, on every replica', () => {
     const deletedAt = Date.now();
     const endedAt = await within('watch end after user deletion', watch.ended, END_WITHIN_MS);
     assert.ok(endedAt - deletedAt < END_WITHIN_MS);
+  });
+
+  test('a login on B that takes the session over at the limit ends the earlier login’s watch on A within 1 s', async () => {
+    const sidOf = (token: string) =>
+      JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sid'] as string;
+    const first = await loginToken(a, FAY);
+    const watch = await openWatch(a, first);
+    const before = await endedMetric(a, 'session_ended');
+    await loginToken(a, FAY);
+    // B counts the sessions its watch has shown: once it holds both, its next login takes the oldest over.
+    const heir = await waitFor('a login on B takes the first session over', async () => {
+      const token = await loginToken(b, FAY);
+      return sidOf(token) === sidOf(first) ? token : undefined;
+    });
+    const tookOverAt = Date.now();
+    const endedAt = await within('watch end after the takeover', watch.ended, END_WITHIN_MS);
+    assert.ok(endedAt - tookOverAt < END_WITHIN_MS);
+    assert.equal(await endedMetric(a, 'session_ended'), before + 1);
+    const again = await fetch(`${a.url}/api/v1/namespaces?watch=true`, {
+      headers: { Authorization: `Bearer ${first}` },
+    });
+    assert.equal(again.status, 401, 'the earlier login’s token is over');
+    await again.body?.cancel();
+    // The heir, in the same session, watches on A.
+    const heirs = await openWatch(a, heir);
+    heirs.abort();
   });
 
   test('a WebSocket watch on A (token in the subprotocol) is closed within 1 s of a logout on B', async () => {
