@@ -49,12 +49,14 @@ export function createCacheMetrics(registry: Registry, options: CacheMetricsOpti
   perCache('platform_cache_synced', '1 once the cache has completed its first list.', (c) =>
     c.synced ? 1 : 0,
   );
-  perCache('platform_cache_watch_connected', '1 while the cache has an open watch.', (c) =>
-    c.freshness().connected ? 1 : 0,
+  perCache(
+    'platform_cache_watch_connected',
+    '1 while the cache follows the kube-apiserver: from a list or an open watch until a request fails.',
+    (c) => (c.freshness().connected ? 1 : 0),
   );
   perCache(
     'platform_cache_stale_seconds',
-    'Seconds since the cache was last known current; 0 while its watch is open.',
+    'Seconds since the cache was last known current; 0 while it follows the kube-apiserver.',
     (c) => c.freshness().staleSeconds,
   );
   perCache(

@@ -249,6 +249,8 @@ export class Informer<T extends object> {
     for (const [key, object] of fresh) this.#store.set(key, object);
     this.#resourceVersion = result.metadata?.resourceVersion ?? '';
     this.#markCurrent();
+    // Current as of this list: following the kube-apiserver, until the watch that resumes from it fails.
+    this.#connected = true;
     this.#options.metrics?.relists.inc({ kind: this.kind });
 
     for (const [key, object] of fresh) {
@@ -305,8 +307,10 @@ export class Informer<T extends object> {
           if (!this.#running) this.#abortWatch();
         }, finish);
     }).finally(() => {
+      // Still following: a watch the server closed normally is resumed at once from its resourceVersion,
+      // and the hand-over is no outage (it used to read as one: the header said "0 s stale" and the pod
+      // index sent its pages to the kube-apiserver meanwhile). A failure ends it in #run.
       if (this.#connected) this.#currentSince = this.#now();
-      this.#connected = false;
     });
   }
 

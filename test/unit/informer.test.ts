@@ -32,8 +32,12 @@ function fakeServer(initial: KubernetesObject[], listRv = '10') {
     }
     return { items, metadata: { resourceVersion: rv } };
   };
+  let heldWatch: Promise<void> | undefined;
   const watch: WatchFn = async (query, onEvent, onDone) => {
     calls.watches.push({ resourceVersion: query.resourceVersion });
+    const held = heldWatch;
+    heldWatch = undefined;
+    if (held) await held;
     let closed = false;
     const handle = {
       emit: (e: WatchEvent) => !closed && onEvent(e),
@@ -59,6 +63,12 @@ function fakeServer(initial: KubernetesObject[], listRv = '10') {
     },
     failNextLists(n: number) {
       failListsLeft = n;
+    },
+    /** The next watch request is answered only when the returned function is called. */
+    holdNextWatch(): () => void {
+      let release!: () => void;
+      heldWatch = new Promise<void>((resolve) => (release = resolve));
+      return release;
     },
   };
 }
@@ -162,6 +172,37 @@ describe('informer', () => {
       server.watchCount() >= 2 && informer.freshness().connected ? true : undefined,
     );
     assert.ok(informer.synced);
+    await informer.stop();
+  });
+
+  test('the hand-overs from a list to its watch and from a closed watch to the next are no outage', async () => {
+    const server = fakeServer([obj('a', '5')]);
+    let release = server.holdNextWatch();
+    const informer = informerOn(server);
+    informer.start();
+    await informer.waitForSynced(1000);
+    await waitFor('watch asked for', () => (server.calls.watches.length === 1 ? true : undefined));
+    assert.deepEqual(
+      informer.freshness(),
+      { connected: true, staleSeconds: 0 },
+      'listed, watch not open yet',
+    );
+    release();
+    await waitFor('watch opened', () => (server.watchCount() === 1 ? true : undefined));
+    // The server ends the watch at its timeout; the next one is slow to answer.
+    release = server.holdNextWatch();
+    server.latest().close();
+    await waitFor('next watch asked for', () => (server.calls.watches.length === 2 ? true : undefined));
+    assert.deepEqual(informer.freshness(), { connected: true, staleSeconds: 0 }, 'between two watches');
+    release();
+    // A failure is an outage, until a watch is open again.
+    await waitFor('next watch opened', () => (server.watchCount() === 2 ? true : undefined));
+    release = server.holdNextWatch();
+    server.latest().close(new Error('ECONNRESET'));
+    await waitFor('reconnecting', () => (server.calls.watches.length === 3 ? true : undefined));
+    assert.equal(informer.freshness().connected, false);
+    release();
+    await waitFor('reconnected', () => (informer.freshness().connected ? true : undefined));
     await informer.stop();
   });
 
