@@ -77,6 +77,13 @@ export class SessionStore {
   readonly #deleting = new Map<string, Promise<boolean>>();
   /** Sessions this replica is taking over right now: no other login of it takes or deletes them meanwhile. */
   readonly #takingOver = new Set<string>();
+  /**
+   * Sessions this replica took over, until its watch shows the change: the version replaced, and the
+   * session now. Meanwhile the index still holds the replaced version, the least recently used by its
+   * expiry, and the next login would pick it again and lose a compare-and-swap (a 409, then a create).
+   */
+  readonly #takenOver = new Map<string, { replaced: string | undefined; now: SessionObject }>();
+  readonly #unsubscribe: () => void;
 
   constructor(deps: {
     api: IamApi;
@@ -96,6 +103,9 @@ export class SessionStore {
       (session) => session.spec.username,
       (session) => session.metadata.name,
     );
+    this.#unsubscribe = deps.informer.onEvent((_type, session) =>
+      this.#takenOver.delete(session.metadata.name),
+    );
     this.#cache = new ReadThroughCache<SessionObject>({
       cache: deps.informer,
       fetch: (name) => this.#api.get<SessionObject>('sessions', name),
@@ -110,6 +120,7 @@ export class SessionStore {
   close(): void {
     this.#cache.close();
     this.#byUser.close();
+    this.#unsubscribe();
   }
 
   get count(): number {
@@ -169,6 +180,10 @@ export class SessionStore {
       };
       const updated = await this.#api.replace('sessions', body);
       this.#cache.remember(updated);
+      // Unless the watch has shown the change already (its event can overtake the answer).
+      const replaced = session.metadata.resourceVersion;
+      if (this.#informer.get(name)?.metadata.resourceVersion === replaced)
+        this.#takenOver.set(name, { replaced, now: updated });
       return updated;
     } finally {
       this.#takingOver.delete(name);
@@ -319,7 +334,12 @@ export class SessionStore {
 
   /** The user's sessions as this replica's cache knows them (asked at every login: read from the index). */
   sessionsOf(username: string): SessionObject[] {
-    return this.#byUser.get(username);
+    const indexed = this.#byUser.get(username);
+    if (this.#takenOver.size === 0) return indexed;
+    return indexed.map((session) => {
+      const own = this.#takenOver.get(session.metadata.name);
+      return own && own.replaced === session.metadata.resourceVersion ? own.now : session;
+    });
   }
 
   /**

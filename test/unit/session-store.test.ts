@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Informer } from '../../src/cluster/informer.ts';
+import type { Informer, InformerListener } from '../../src/cluster/informer.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import type { IamApi } from '../../src/users/iam-api.ts';
 import type { SessionObject } from '../../src/users/iam-resources.ts';
@@ -161,6 +161,57 @@ test('a token newer than the session this replica holds reads it again (a takeov
     watched = at(2, '9');
     assert.equal(await store.getHeld({ sid: 's1', sinc: 1 }), undefined);
     assert.deepEqual(reads, ['s1']);
+  } finally {
+    store.close();
+  }
+});
+
+test('until the watch shows a takeover, the user’s sessions show the session as taken over, not as it was', async () => {
+  const version = (resourceVersion: string, expiresAt: string, incarnation: number) =>
+    ({
+      metadata: { name: 's1', resourceVersion },
+      spec: { username: 'ann', userUID: 'u', clientId: 'c', refreshTokenId: 'r', expiresAt, incarnation },
+    }) as SessionObject;
+  const listeners: InformerListener<SessionObject>[] = [];
+  let watched: SessionObject | undefined;
+  const emit = (type: 'ADDED' | 'MODIFIED', session: SessionObject) => {
+    const previous = watched;
+    watched = session;
+    for (const listener of listeners) listener(type, session, previous);
+  };
+  const informer = {
+    get: () => watched,
+    onEvent: (listener: InformerListener<SessionObject>) => (listeners.push(listener), () => {}),
+  } as unknown as Informer<SessionObject>;
+  const api = {
+    replace: async (_plural: string, body: SessionObject) => ({
+      ...body,
+      metadata: { ...body.metadata, resourceVersion: '8' },
+    }),
+  } as unknown as IamApi;
+  const store = new SessionStore({ api, informer, logger: {} as Logger });
+  try {
+    const old = version('7', '2030-01-01T00:00:00.000Z', 1);
+    emit('ADDED', old);
+    await store.takeOver(old, {
+      sessionId: 's1',
+      username: 'ann',
+      userUID: 'u',
+      clientId: 'c',
+      refreshTokenId: 'r2',
+      expiresAtSeconds: 1_900_000_000,
+    });
+    // The next login at the limit compares the sessions' expiries: it must see the new one.
+    assert.deepEqual(
+      store.sessionsOf('ann').map((s) => [s.metadata.resourceVersion, s.spec.incarnation]),
+      [['8', 2]],
+    );
+    // Once the watch has delivered a change of it, the index is the truth again.
+    emit('MODIFIED', version('9', '2031-01-01T00:00:00.000Z', 2));
+    assert.deepEqual(
+      store.sessionsOf('ann').map((s) => s.metadata.resourceVersion),
+      ['9'],
+    );
   } finally {
     store.close();
   }
