@@ -281,10 +281,15 @@ export class OAuthService {
   async #openSession(user: UserObject, attempt: LoginAttempt): Promise<TokenResponse> {
     const username = user.metadata.name;
     const previous = this.#singleSession || this.#sessionLimit > 0 ? this.#sessions.sessionsOf(username) : [];
+    // Sessions another login here is taking over right now are that login's, the newest: the limit counts
+    // them, but the sessions to end (or take over) are chosen among the others.
+    const others = previous.filter((s) => !this.#sessions.isTakenOver(s.metadata.name));
+    const limit =
+      this.#sessionLimit > 0 ? Math.max(1, this.#sessionLimit - (previous.length - others.length)) : 0;
     const ending = this.#singleSession
       ? { sessions: previous, reason: 'single_session' }
       : {
-          sessions: sessionsBeyondLimit(previous, this.#sessionLimit, (s) => this.#sessions.timesOf(s)),
+          sessions: sessionsBeyondLimit(others, limit, (s) => this.#sessions.timesOf(s)),
           reason: 'session_limit',
         };
     // At the limit the login takes the first session it would end over (one write, where ending it and
@@ -298,8 +303,7 @@ export class OAuthService {
     if (opened.tookOver) this.#metrics.sessionsEnded.inc({ reason: ending.reason });
     const ended = Promise.all(
       ending.sessions
-        // Not the one taken over (or, when that failed, changed meanwhile: it is left to the next login),
-        // nor one another login here is taking over.
+        // Not the one taken over (or, when that failed, changed meanwhile: it is left to the next login).
         .filter((old) => old !== candidate && !this.#sessions.isTakenOver(old.metadata.name))
         .map(async (old) => {
           if (await this.#sessions.delete(old.metadata.name))
