@@ -23,7 +23,7 @@ const LIST_TIMEOUT_MS = 60_000;
 /**
  * On every write: the kube-apiserver otherwise decodes each body a second time, strictly, to warn of
  * unknown and duplicate fields (its default, `Warn`). Our bodies are built from the schemas we install,
- * and no one reads the warnings; the second decode was CPU on the login path (a login writes three times).
+ * and no one reads the warnings; the second decode was CPU on the login path (two writes per login).
  */
 const WRITE_QUERY = '?fieldValidation=Ignore';
 
