@@ -78,6 +78,14 @@ export class ReadThroughCache<T extends KubernetesObject> {
     return this.#options.cache.get(name) ?? side?.object;
   }
 
+  /**
+   * An object this replica wrote (or read fresh) that the informer has not shown yet: the informer's next
+   * event for the name clears it. Undefined when there is none, or the object is known to be gone.
+   */
+  unseen(name: string): T | undefined {
+    return this.#fresh(name)?.object;
+  }
+
   /** The object, reading through to the apiserver when neither the informer nor the side cache knows. */
   async get(name: string): Promise<T | undefined> {
     const side = this.#fresh(name);

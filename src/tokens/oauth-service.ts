@@ -3,7 +3,6 @@ import type { AuthMetrics } from './auth-metrics.ts';
 import type { Settlement } from '../users/attempt-ledger.ts';
 import type { LoginRecordWriter } from '../users/login-records.ts';
 import { stateOf, type SessionObject, type UserObject } from '../users/iam-resources.ts';
-import { ConflictError } from '../users/iam-api.ts';
 import {
   LedgerContendedError,
   type LedgerStore,
@@ -350,14 +349,16 @@ export class OAuthService {
       incarnation: (session.spec.incarnation ?? 0) + 1,
     });
     try {
-      await this.#sessions.takeOver(session, this.#newSession(sessionId, issued, user, attempt));
-      return { issued, tookOver: true };
+      const taken = await this.#sessions.takeOver(
+        session,
+        this.#newSession(sessionId, issued, user, attempt),
+      );
+      return taken ? { issued, tookOver: true } : undefined;
     } catch (err) {
-      if (!(err instanceof ConflictError || codeOf(err) === 404))
-        this.#logger.warn('could not take over a session at the limit; opening a new one', {
-          user: user.metadata.name,
-          error: String(err),
-        });
+      this.#logger.warn('could not take over a session at the limit; opening a new one', {
+        user: user.metadata.name,
+        error: String(err),
+      });
       return undefined;
     }
   }
@@ -480,10 +481,6 @@ export class OAuthService {
 interface OpenedSession {
   issued: IssuedTokens;
   tookOver: boolean;
-}
-
-function codeOf(err: unknown): unknown {
-  return (err as { code?: unknown })?.code;
 }
 
 function tokenResponse(issued: {

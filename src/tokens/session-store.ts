@@ -77,13 +77,6 @@ export class SessionStore {
   readonly #deleting = new Map<string, Promise<boolean>>();
   /** Sessions this replica is taking over right now: no other login of it takes or deletes them meanwhile. */
   readonly #takingOver = new Set<string>();
-  /**
-   * Sessions this replica took over, until its watch shows the change: the version replaced, and the
-   * session now. Meanwhile the index still holds the replaced version, the least recently used by its
-   * expiry, and the next login would pick it again and lose a compare-and-swap (a 409, then a create).
-   */
-  readonly #takenOver = new Map<string, { replaced: string | undefined; now: SessionObject }>();
-  readonly #unsubscribe: () => void;
 
   constructor(deps: {
     api: IamApi;
@@ -103,9 +96,6 @@ export class SessionStore {
       (session) => session.spec.username,
       (session) => session.metadata.name,
     );
-    this.#unsubscribe = deps.informer.onEvent((_type, session) =>
-      this.#takenOver.delete(session.metadata.name),
-    );
     this.#cache = new ReadThroughCache<SessionObject>({
       cache: deps.informer,
       fetch: (name) => this.#api.get<SessionObject>('sessions', name),
@@ -120,7 +110,6 @@ export class SessionStore {
   close(): void {
     this.#cache.close();
     this.#byUser.close();
-    this.#unsubscribe();
   }
 
   get count(): number {
@@ -162,11 +151,11 @@ export class SessionStore {
   /**
    * Gives `session` to a new login of its user (`s.sessionId` is its name): one write where ending it and
    * creating another took two, at every login at the session limit. Compare-and-swap on the version this
-   * replica saw: a refresh or another replica's takeover in between fails it (ConflictError; a 404 when it
-   * is gone), and the caller opens a new session instead. The new incarnation ends every token of the old
-   * login: each carries the old number.
+   * replica saw: undefined when a refresh or another replica's takeover got there first, or the session is
+   * gone (the caller opens a new session instead). The new incarnation ends every token of the old login:
+   * each carries the old number.
    */
-  async takeOver(session: SessionObject, s: NewSession): Promise<SessionObject> {
+  async takeOver(session: SessionObject, s: NewSession): Promise<SessionObject | undefined> {
     const name = session.metadata.name;
     const incarnation = session.spec.incarnation;
     if (incarnation === undefined || name !== s.sessionId || this.#takingOver.has(name))
@@ -180,11 +169,10 @@ export class SessionStore {
       };
       const updated = await this.#api.replace('sessions', body);
       this.#cache.remember(updated);
-      // Unless the watch has shown the change already (its event can overtake the answer).
-      const replaced = session.metadata.resourceVersion;
-      if (this.#informer.get(name)?.metadata.resourceVersion === replaced)
-        this.#takenOver.set(name, { replaced, now: updated });
       return updated;
+    } catch (err) {
+      if (err instanceof ConflictError || isNotFound(err)) return undefined;
+      throw err;
     } finally {
       this.#takingOver.delete(name);
     }
@@ -214,7 +202,7 @@ export class SessionStore {
 
   /** As getHeld, without the expiry: undefined when gone or taken over. */
   async #held(ref: SessionRef): Promise<SessionObject | undefined> {
-    let session = this.#cache.peek(ref.sid) ?? (await this.#cache.get(ref.sid));
+    let session = await this.#cache.get(ref.sid);
     if (session && standingOf(session, ref.sinc) === 'newer') session = await this.#cache.getFresh(ref.sid);
     return session && standingOf(session, ref.sinc) === 'current' ? session : undefined;
   }
@@ -334,12 +322,10 @@ export class SessionStore {
 
   /** The user's sessions as this replica's cache knows them (asked at every login: read from the index). */
   sessionsOf(username: string): SessionObject[] {
-    const indexed = this.#byUser.get(username);
-    if (this.#takenOver.size === 0) return indexed;
-    return indexed.map((session) => {
-      const own = this.#takenOver.get(session.metadata.name);
-      return own && own.replaced === session.metadata.resourceVersion ? own.now : session;
-    });
+    // What this replica wrote and its watch has not shown yet stands in for the indexed copy: a session it
+    // took over a moment ago is the newest, not still the least recently used (the next login would pick
+    // it again and lose a compare-and-swap, then create one).
+    return this.#byUser.get(username).map((session) => this.#cache.unseen(session.metadata.name) ?? session);
   }
 
   /**

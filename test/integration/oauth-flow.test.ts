@@ -283,11 +283,8 @@ describe('OAuth flow with a standard client library', () => {
         const res = await passwordLogin(limited.url, GINA.name, GINA.password);
         assert.equal(res.status, 200);
         const access = res.body['access_token'] as string;
-        const claims = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()) as {
-          sid: string;
-          sinc: number;
-        };
-        return { access, refresh: res.body['refresh_token'] as string, sid: claims.sid, sinc: claims.sinc };
+        const { sid, sinc } = decodeJwt<{ sid: string; sinc: number }>(access);
+        return { access, refresh: res.body['refresh_token'] as string, sid, sinc };
       };
       const status = async (token: string) =>
         (

@@ -68,6 +68,20 @@ async function openWatch(server: ServerProcess, token: string): Promise<OpenWatc
   return { text: () => received, ended, abort: () => controller.abort() };
 }
 
+/** The session an access token names (its `sid` claim). */
+function sidOf(token: string): string {
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sid'] as string;
+}
+
+/** The status of a new watch opened with `token`: what a client's natural next step meets. */
+async function newWatchStatus(server: ServerProcess, token: string): Promise<number> {
+  const res = await fetch(`${server.url}/api/v1/namespaces?watch=true`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
 async function loginToken(server: ServerProcess, user: { name: string; password: string }): Promise<string> {
   const res = await passwordLogin(server.url, user.name, user.password);
   assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -173,11 +187,7 @@ describe('proxied streams end with their session, on every replica', () => {
     assert.ok(endedAt - loggedOutAt < END_WITHIN_MS);
     assert.equal(await endedMetric(a, 'session_ended'), before + 1);
     // The client's natural next step, a new watch with the same token, is refused.
-    const again = await fetch(`${a.url}/api/v1/namespaces?watch=true`, {
-      headers: { Authorization: `Bearer ${token}` },
-    });
-    assert.equal(again.status, 401);
-    await again.body?.cancel();
+    assert.equal(await newWatchStatus(a, token), 401);
   });
 
   test('a user disabled by an administrator loses the watches of all their sessions within 1 s', async () => {
@@ -202,8 +212,6 @@ describe('proxied streams end with their session, on every replica', () => {
   });
 
   test('a login on B that takes the session over at the limit ends the earlier login’s watch on A within 1 s', async () => {
-    const sidOf = (token: string) =>
-      JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sid'] as string;
     const first = await loginToken(a, FAY);
     const watch = await openWatch(a, first);
     const before = await endedMetric(a, 'session_ended');
@@ -217,11 +225,7 @@ describe('proxied streams end with their session, on every replica', () => {
     const endedAt = await within('watch end after the takeover', watch.ended, END_WITHIN_MS);
     assert.ok(endedAt - tookOverAt < END_WITHIN_MS);
     assert.equal(await endedMetric(a, 'session_ended'), before + 1);
-    const again = await fetch(`${a.url}/api/v1/namespaces?watch=true`, {
-      headers: { Authorization: `Bearer ${first}` },
-    });
-    assert.equal(again.status, 401, 'the earlier login’s token is over');
-    await again.body?.cancel();
+    assert.equal(await newWatchStatus(a, first), 401, 'the earlier login’s token is over');
     // The heir, in the same session, watches on A.
     const heirs = await openWatch(a, heir);
     heirs.abort();
@@ -264,7 +268,7 @@ describe('proxied streams end with their session, on every replica', () => {
     const onA = await openWatch(a, token);
     const onB = await openWatch(b, token);
     const objects = kc.makeApiClient(CustomObjectsApi);
-    const sessionId = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString())['sid'] as string;
+    const sessionId = sidOf(token);
     const session = (await objects.getClusterCustomObject({
       ...IAM,
       plural: 'sessions',

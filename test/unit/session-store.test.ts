@@ -113,7 +113,7 @@ test('a takeover is one compare-and-swap write of the next incarnation; meanwhil
     // The new login's token is current at once on this replica; the old login's is over, with no I/O.
     assert.equal(
       (await store.getHeld({ sid: 's1', sinc: 4 }))?.metadata.resourceVersion,
-      taken.metadata.resourceVersion,
+      taken!.metadata.resourceVersion,
     );
     assert.equal(await store.getHeld({ sid: 's1', sinc: 3 }), undefined);
   } finally {
