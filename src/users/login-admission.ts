@@ -47,6 +47,13 @@ export type Reservation =
  */
 export const SUCCESS_SETTLE_DELAY_MS = 250;
 
+/**
+ * How old a reservation may be and still be taken over by the next check of the same name on this replica,
+ * while its success's settlement waits (see `reserve`). Well inside RESERVATION_LEASE_MS: the check that
+ * takes it over must settle before the lease, counted from the reservation's own time, ends.
+ */
+export const REUSE_MAX_AGE_MS = 10_000;
+
 /** One change waiting for its ledger's next write. */
 interface Pending {
   store: LedgerStore;
@@ -54,6 +61,10 @@ interface Pending {
   change: (ledger: AttemptLedger) => LedgerChange<unknown>;
   /** A success's settlement: it may wait for the ledger's next write (SUCCESS_SETTLE_DELAY_MS). */
   deferred: boolean;
+  /** When it was queued (`performance.now()`): a deferred change is written at most SUCCESS_SETTLE_DELAY_MS after. */
+  sinceMs: number;
+  /** For a success's settlement: the reservation it frees, which the next check may take over instead. */
+  slot?: { id: string; reservedAtMs: number };
   resolve: (result: unknown) => void;
   reject: (err: unknown) => void;
   /** Settles with the change, whatever its outcome. */
@@ -93,27 +104,72 @@ export class LoginAdmission {
     // A known lock is answered without I/O, for known and unknown names alike.
     const lock = lockOf(store.peek(key), this.#nowMs());
     if (lock.locked) return { admitted: false, retryAfterSeconds: lock.retryAfterSeconds };
+    const reused = this.#takeFreedSlot(store, key);
+    if (reused) return this.#admitted(store, key, reused);
     const id = randomBytes(9).toString('base64url');
+    let reservedAtMs = 0;
     const verdict = await this.#enqueue<Admission>(store, key, false, (ledger) => {
-      const admission = admit(ledger, id, this.#nowMs(), this.#policy);
+      reservedAtMs = this.#nowMs();
+      const admission = admit(ledger, id, reservedAtMs, this.#policy);
       return admission.admitted ? { ledger: admission.ledger, result: admission } : { result: admission };
     });
     if (!verdict.admitted) return verdict;
+    return this.#admitted(store, key, { id, reservedAtMs });
+  }
+
+  #admitted(store: LedgerStore, key: string, slot: { id: string; reservedAtMs: number }): Reservation {
     return {
       admitted: true,
       // A failure is written at once (it is answered only after); a success, which only frees room, may
       // wait a moment for the next write of its ledger.
       settle: (outcome) =>
-        this.#enqueue(store, key, outcome === 'success', (ledger) => {
-          const nowMs = this.#nowMs();
-          const next = settle(ledger, id, outcome, nowMs, this.#policy);
-          return {
-            ledger: next.ledger,
-            result: { lockedNow: next.lockedNow },
-            ...(outcome === 'success' ? { loggedInAtMs: nowMs } : {}),
-          };
-        }),
+        this.#enqueue(
+          store,
+          key,
+          outcome === 'success',
+          (ledger) => {
+            const nowMs = this.#nowMs();
+            const next = settle(ledger, slot.id, outcome, nowMs, this.#policy);
+            return {
+              ledger: next.ledger,
+              result: { lockedNow: next.lockedNow },
+              ...(outcome === 'success' ? { loggedInAtMs: nowMs } : {}),
+            };
+          },
+          outcome === 'success' ? slot : undefined,
+        ),
     };
+  }
+
+  /**
+   * A reservation whose check succeeded and whose settlement still waits to be written, taken over for the
+   * next check of the same name: the ledger keeps counting it as a running check, and a storm of one
+   * account's logins (a script, a dashboard's many tabs) writes its ledger every REUSE_MAX_AGE_MS per
+   * reservation, not once per login. Only while the ledger as this replica sees it holds no failure (a
+   * success's settlement forgets them, so it must be written then) and still holds the reservation.
+   */
+  #takeFreedSlot(store: LedgerStore, key: string): { id: string; reservedAtMs: number } | undefined {
+    const queue = this.#queues.get(store.queueOf(key));
+    if (!queue) return undefined;
+    const ledger = store.peek(key);
+    if (ledger.failures.length > 0) return undefined;
+    const nowMs = this.#nowMs();
+    const index = queue.waiting.findIndex(
+      (p) =>
+        p.slot !== undefined &&
+        p.store === store &&
+        p.key === key &&
+        nowMs - p.slot.reservedAtMs < REUSE_MAX_AGE_MS &&
+        p.slot.id in ledger.pending,
+    );
+    if (index < 0) return undefined;
+    const [freed] = queue.waiting.splice(index, 1);
+    // Its check succeeded and the reservation goes on: nothing to write for it.
+    freed!.resolve({ lockedNow: false });
+    clearTimeout(queue.timer);
+    queue.timer = undefined;
+    this.#writeSoon(store.queueOf(key), queue);
+    return freed!.slot;
   }
 
   /** Writes every change still waiting (at shutdown), so no success is left to count as a failure. */
@@ -133,6 +189,7 @@ export class LoginAdmission {
     key: string,
     deferred: boolean,
     change: (ledger: AttemptLedger) => LedgerChange<R>,
+    slot?: { id: string; reservedAtMs: number },
   ): Promise<R> {
     const name = store.queueOf(key);
     let queue = this.#queues.get(name);
@@ -150,7 +207,17 @@ export class LoginAdmission {
       () => undefined,
       () => undefined,
     );
-    queue.waiting.push({ store, key, change, deferred, resolve, reject, done });
+    queue.waiting.push({
+      store,
+      key,
+      change,
+      deferred,
+      sinceMs: performance.now(),
+      ...(slot ? { slot } : {}),
+      resolve,
+      reject,
+      done,
+    });
     this.#writeSoon(name, queue);
     return result as Promise<R>;
   }
@@ -167,7 +234,11 @@ export class LoginAdmission {
       return;
     }
     if (queue.timer) return;
-    queue.timer = setTimeout(() => this.#writeNext(name, queue), this.#successDelayMs);
+    // From the oldest waiting: taking a freed reservation over re-arms the timer, and must not postpone
+    // the others' settlements (their reservations age towards their lease).
+    const oldest = Math.min(...queue.waiting.map((p) => p.sinceMs));
+    const delay = Math.max(0, oldest + this.#successDelayMs - performance.now());
+    queue.timer = setTimeout(() => this.#writeNext(name, queue), delay);
     queue.timer.unref();
   }
 

@@ -9,8 +9,8 @@
 // Prints one JSON line; asserts nothing.
 //
 //   source scripts/ensure-node.sh && node test/bench/login-writes.bench.ts [--logins=200] [--platform=platform]
-import { readdirSync, readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
 import { startControlPlane } from '../cluster/control-plane.ts';
 import { waitFor } from '../cluster/wait-for.ts';
 import {
@@ -32,8 +32,12 @@ const LOGINS = Number(benchArgs().get('logins') ?? 200);
 const PLATFORM = benchArgs().get('platform') ?? 'kubesphere';
 const USER = { name: 'bench-login', password: 'bench-Pa55word!', email: 'bench-login@example.com' };
 const RESOURCES = ['users', 'sessions', 'loginrecords', 'loginthrottles'];
+// --apiserver-profile=FILE: a Go CPU profile of the kube-apiserver over the measured logins' first
+// --profile-seconds (default 15), for `go tool pprof`: where its share of a login goes.
+const PROFILE = benchArgs().get('apiserver-profile');
+const PROFILE_SECONDS = Number(benchArgs().get('profile-seconds') ?? 15);
 
-const cp = await startControlPlane();
+const cp = await startControlPlane(PROFILE ? { apiserverArgs: ['--profiling=true'] } : {});
 const keys = generateTestKeys();
 try {
   const kubectl = cp.binaries.kubectl;
@@ -113,7 +117,9 @@ try {
     const mainThread0 = statCpuMs(mainThreadStat(server.child.pid!));
     const replicaThread0 = statCpuMs(mainThreadStat(replica.child.pid!));
     const started = performance.now();
+    const profile = PROFILE ? captureProfile(cp.binaries.kubectl, cp.kubeconfigPath, PROFILE) : undefined;
     const ok = await logins(LOGINS);
+    await profile;
     const seconds = (performance.now() - started) / 1000;
     const after = await settled();
     const apiserverMs = (cpuSecondsOf(cp.pids[1]!) - apiserver0) * 1000;
@@ -147,6 +153,19 @@ try {
 } finally {
   await cp.stop();
   keys.cleanup();
+}
+
+/** Fetches the kube-apiserver's CPU profile over the next PROFILE_SECONDS into file. */
+async function captureProfile(kubectl: string, kubeconfig: string, file: string): Promise<void> {
+  const body = await new Promise<Buffer>((resolve, reject) =>
+    execFile(
+      kubectl,
+      ['--kubeconfig', kubeconfig, 'get', '--raw', `/debug/pprof/profile?seconds=${PROFILE_SECONDS}`],
+      { encoding: 'buffer', maxBuffer: 1 << 28 },
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
+    ),
+  );
+  writeFileSync(file, body);
 }
 
 /** The stat file of the server's login thread, by the thread's name; undefined without one. */

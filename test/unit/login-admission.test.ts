@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EMPTY_LEDGER, type AttemptLedger } from '../../src/users/attempt-ledger.ts';
-import { LoginAdmission, type LedgerChange, type LedgerStore } from '../../src/users/login-admission.ts';
+import {
+  LoginAdmission,
+  REUSE_MAX_AGE_MS,
+  type LedgerChange,
+  type LedgerStore,
+} from '../../src/users/login-admission.ts';
 
 /**
  * An in-memory ledger store that counts its writes. Each write resolves when the test lets it
@@ -63,17 +68,84 @@ describe('login admission: writes of one ledger', () => {
     assert.equal(Object.keys(store.peek('alice').pending).length, 3);
   });
 
-  test("a success's settlement rides along with the next reservation's write", async () => {
+  test('the next check takes a succeeded reservation over: no write, and the ledger still counts it', async () => {
     const store = new CountingStore();
     const admission = new LoginAdmission({ policy, successSettleDelayMs: 60_000 });
     const a = await admitted(admission, store, 'alice');
+    const [id] = Object.keys(store.peek('alice').pending);
     const settled = a.settle('success');
-    assert.equal(store.writes.length, 1, 'the success waits');
-    await admitted(admission, store, 'alice');
+    const b = await admitted(admission, store, 'alice');
     assert.deepEqual(await settled, { lockedNow: false });
-    assert.equal(store.writes.length, 2, 'settled in the reservation write');
-    assert.ok(store.writes[1]!.loggedInAtMs !== undefined, 'the store is told a login succeeded');
+    assert.equal(store.writes.length, 1, 'only the first reservation was written');
+    assert.deepEqual(
+      Object.keys(store.peek('alice').pending),
+      [id],
+      'the same reservation runs the next check',
+    );
+    // A wrong password on it counts as a failure like any other.
+    assert.deepEqual(await b.settle('failure'), { lockedNow: false });
+    assert.deepEqual(Object.keys(store.peek('alice').pending), []);
+    assert.equal(store.peek('alice').failures.length, 1);
+  });
+
+  test("no takeover while the ledger holds failures: the success's settlement (which forgets them) rides along with the next reservation", async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 60_000 });
+    const wrong = await admitted(admission, store, 'alice');
+    await wrong.settle('failure');
+    const a = await admitted(admission, store, 'alice');
+    const settled = a.settle('success');
+    await admitted(admission, store, 'alice');
+    await settled;
+    assert.equal(store.writes.length, 4, 'failure, reservation, then the next reservation with the success');
+    assert.ok(store.writes[3]!.loggedInAtMs !== undefined, 'the store is told a login succeeded');
+    assert.equal(store.peek('alice').failures.length, 0, 'the success forgot the failure');
     assert.equal(Object.keys(store.peek('alice').pending).length, 1, 'only the new check is pending');
+  });
+
+  test('a reservation older than REUSE_MAX_AGE_MS is not taken over: its settlement rides along with a new one', async () => {
+    const store = new CountingStore();
+    let now = 1_000_000;
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 60_000, nowMs: () => now });
+    const a = await admitted(admission, store, 'alice');
+    const [old] = Object.keys(store.peek('alice').pending);
+    now += REUSE_MAX_AGE_MS;
+    const settled = a.settle('success');
+    await admitted(admission, store, 'alice');
+    await settled;
+    assert.equal(store.writes.length, 2);
+    const pending = store.peek('alice').pending;
+    assert.equal(Object.keys(pending).length, 1);
+    assert.ok(!(old! in pending), 'the old reservation is settled');
+    assert.equal(Object.values(pending)[0], now, 'the new one is reserved now');
+  });
+
+  test('a reservation the ledger no longer holds (cleared by an administrator) is not taken over', async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 60_000 });
+    const a = await admitted(admission, store, 'alice');
+    store.ledgers.delete('alice');
+    const settled = a.settle('success');
+    await admitted(admission, store, 'alice');
+    await settled;
+    assert.equal(store.writes.length, 2, 'a new reservation is written');
+    assert.equal(Object.keys(store.peek('alice').pending).length, 1);
+  });
+
+  test('a freed reservation not taken over is written after the delay, though another was taken over', async () => {
+    const store = new CountingStore();
+    const admission = new LoginAdmission({ policy, successSettleDelayMs: 30 });
+    const a = await admitted(admission, store, 'alice');
+    const b = await admitted(admission, store, 'alice');
+    const [idA, idB] = Object.keys(store.peek('alice').pending);
+    const settledA = a.settle('success');
+    const settledB = b.settle('success');
+    await admitted(admission, store, 'alice');
+    await settledA;
+    assert.equal(store.writes.length, 2, 'the first freed one was taken over');
+    await settledB;
+    assert.equal(store.writes.length, 3, 'the second was written alone');
+    assert.deepEqual(Object.keys(store.peek('alice').pending), [idA], `not ${idB}`);
   });
 
   test('a success alone is written after the delay; a failure at once', async () => {
