@@ -23,7 +23,8 @@ const LIST_TIMEOUT_MS = 60_000;
 /**
  * On every write: the kube-apiserver otherwise decodes each body a second time, strictly, to warn of
  * unknown and duplicate fields (its default, `Warn`). Our bodies are built from the schemas we install,
- * and no one reads the warnings; the second decode was CPU on the login path (two writes per login).
+ * and no one reads the warnings; the second decode was CPU on the login path (its session's write and its
+ * ledger's).
  */
 const WRITE_QUERY = '?fieldValidation=Ignore';
 

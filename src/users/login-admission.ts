@@ -54,6 +54,12 @@ export const SUCCESS_SETTLE_DELAY_MS = 250;
  */
 export const REUSE_MAX_AGE_MS = 10_000;
 
+/** A reservation in the ledger: its id there, and its time there (Unix ms), from which its lease runs. */
+interface Slot {
+  id: string;
+  reservedAtMs: number;
+}
+
 /** One change waiting for its ledger's next write. */
 interface Pending {
   store: LedgerStore;
@@ -64,7 +70,7 @@ interface Pending {
   /** When it was queued (`performance.now()`): a deferred change is written at most SUCCESS_SETTLE_DELAY_MS after. */
   sinceMs: number;
   /** For a success's settlement: the reservation it frees, which the next check may take over instead. */
-  slot?: { id: string; reservedAtMs: number };
+  slot?: Slot;
   resolve: (result: unknown) => void;
   reject: (err: unknown) => void;
   /** Settles with the change, whatever its outcome. */
@@ -117,7 +123,7 @@ export class LoginAdmission {
     return this.#admitted(store, key, { id, reservedAtMs });
   }
 
-  #admitted(store: LedgerStore, key: string, slot: { id: string; reservedAtMs: number }): Reservation {
+  #admitted(store: LedgerStore, key: string, slot: Slot): Reservation {
     return {
       admitted: true,
       // A failure is written at once (it is answered only after); a success, which only frees room, may
@@ -148,7 +154,7 @@ export class LoginAdmission {
    * reservation, not once per login. Only while the ledger as this replica sees it holds no failure (a
    * success's settlement forgets them, so it must be written then) and still holds the reservation.
    */
-  #takeFreedSlot(store: LedgerStore, key: string): { id: string; reservedAtMs: number } | undefined {
+  #takeFreedSlot(store: LedgerStore, key: string): Slot | undefined {
     const queue = this.#queues.get(store.queueOf(key));
     if (!queue) return undefined;
     const ledger = store.peek(key);
@@ -189,7 +195,7 @@ export class LoginAdmission {
     key: string,
     deferred: boolean,
     change: (ledger: AttemptLedger) => LedgerChange<R>,
-    slot?: { id: string; reservedAtMs: number },
+    slot?: Slot,
   ): Promise<R> {
     const name = store.queueOf(key);
     let queue = this.#queues.get(name);
