@@ -67,7 +67,7 @@ interface Pending {
   change: (ledger: AttemptLedger) => LedgerChange<unknown>;
   /** A success's settlement: it may wait for the ledger's next write (SUCCESS_SETTLE_DELAY_MS). */
   deferred: boolean;
-  /** When it was queued (`performance.now()`): a deferred change is written at most SUCCESS_SETTLE_DELAY_MS after. */
+  /** When it was queued (`performance.now()`): a deferred change waits at most SUCCESS_SETTLE_DELAY_MS. */
   sinceMs: number;
   /** For a success's settlement: the reservation it frees, which the next check may take over instead. */
   slot?: Slot;
