@@ -65,12 +65,13 @@ interface Pending {
   store: LedgerStore;
   key: string;
   change: (ledger: AttemptLedger) => LedgerChange<unknown>;
-  /** A success's settlement: it may wait for the ledger's next write (SUCCESS_SETTLE_DELAY_MS). */
-  deferred: boolean;
-  /** When it was queued (`performance.now()`): a deferred change waits at most SUCCESS_SETTLE_DELAY_MS. */
-  sinceMs: number;
-  /** For a success's settlement: the reservation it frees, which the next check may take over instead. */
+  /**
+   * Set on a success's settlement (and only there): the reservation it frees. Such a change may wait for the
+   * ledger's next write (SUCCESS_SETTLE_DELAY_MS), and the next check may take the reservation over instead.
+   */
   slot?: Slot;
+  /** When it was queued (`performance.now()`), from which a success's settlement waits its delay. */
+  sinceMs: number;
   resolve: (result: unknown) => void;
   reject: (err: unknown) => void;
   /** Settles with the change, whatever its outcome. */
@@ -81,7 +82,7 @@ interface Pending {
 interface Queue {
   waiting: Pending[];
   writing: boolean;
-  /** Set while only deferred changes (successes) wait: writes them when no other write took them along. */
+  /** Set while only successes' settlements wait: writes them when no other write took them along. */
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -114,7 +115,7 @@ export class LoginAdmission {
     if (reused) return this.#admitted(store, key, reused);
     const id = randomBytes(9).toString('base64url');
     let reservedAtMs = 0;
-    const verdict = await this.#enqueue<Admission>(store, key, false, (ledger) => {
+    const verdict = await this.#enqueue<Admission>(store, key, (ledger) => {
       reservedAtMs = this.#nowMs();
       const admission = admit(ledger, id, reservedAtMs, this.#policy);
       return admission.admitted ? { ledger: admission.ledger, result: admission } : { result: admission };
@@ -132,7 +133,6 @@ export class LoginAdmission {
         this.#enqueue(
           store,
           key,
-          outcome === 'success',
           (ledger) => {
             const nowMs = this.#nowMs();
             const next = settle(ledger, slot.id, outcome, nowMs, this.#policy);
@@ -193,8 +193,8 @@ export class LoginAdmission {
   #enqueue<R>(
     store: LedgerStore,
     key: string,
-    deferred: boolean,
     change: (ledger: AttemptLedger) => LedgerChange<R>,
+    /** A success's settlement: the reservation it frees. */
     slot?: Slot,
   ): Promise<R> {
     const name = store.queueOf(key);
@@ -217,7 +217,6 @@ export class LoginAdmission {
       store,
       key,
       change,
-      deferred,
       sinceMs: performance.now(),
       ...(slot ? { slot } : {}),
       resolve,
@@ -228,14 +227,14 @@ export class LoginAdmission {
     return result as Promise<R>;
   }
 
-  /** Writes now if anything but a deferred success waits; otherwise once the delay has passed. */
+  /** Writes now if anything but a success's settlement waits; otherwise once the delay has passed. */
   #writeSoon(name: string, queue: Queue): void {
     if (queue.writing) return;
     if (queue.waiting.length === 0) {
       this.#queues.delete(name);
       return;
     }
-    if (this.#flushing || queue.waiting.some((p) => !p.deferred)) {
+    if (this.#flushing || queue.waiting.some((p) => p.slot === undefined)) {
       this.#writeNext(name, queue);
       return;
     }
