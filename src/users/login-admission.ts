@@ -19,6 +19,12 @@ export interface LedgerChange<R> {
    * status in the object it writes the ledger to records it as the last login in the same write.
    */
   loggedInAtMs?: number;
+  /**
+   * The result rests on other replicas' running checks as this copy of the ledger shows them: a store that
+   * took the copy from a cache reads the ledger afresh and applies the change again before answering. (A
+   * change that writes needs no such flag: its compare-and-swap fails on a stale copy.)
+   */
+  confirm?: true;
 }
 
 /**
@@ -99,6 +105,11 @@ export class LoginAdmission {
   readonly #nowMs: () => number;
   readonly #successDelayMs: number;
   readonly #queues = new Map<string, Queue>();
+  /**
+   * The reservations this replica holds in ledgers and has not settled. A refusal because checks are
+   * running is certain when they are all this replica's; another replica's may have settled meanwhile.
+   */
+  readonly #running = new Set<string>();
   #flushing = false;
 
   constructor(deps: { policy: LockoutPolicy; nowMs?: () => number; successSettleDelayMs?: number }) {
@@ -118,7 +129,17 @@ export class LoginAdmission {
     const verdict = await this.#enqueue<Admission>(store, key, (ledger) => {
       reservedAtMs = this.#nowMs();
       const admission = admit(ledger, id, reservedAtMs, this.#policy);
-      return admission.admitted ? { ledger: admission.ledger, result: admission } : { result: admission };
+      if (admission.admitted) {
+        this.#running.add(id);
+        return { ledger: admission.ledger, result: admission };
+      }
+      const othersRunning =
+        admission.checksRunning === true &&
+        Object.keys(ledger.pending).some((held) => !this.#running.has(held));
+      return othersRunning ? { result: admission, confirm: true } : { result: admission };
+    }).catch((err: unknown) => {
+      this.#running.delete(id);
+      throw err;
     });
     if (!verdict.admitted) return verdict;
     return this.#admitted(store, key, { id, reservedAtMs });
@@ -134,6 +155,7 @@ export class LoginAdmission {
           store,
           key,
           (ledger) => {
+            this.#running.delete(slot.id);
             const nowMs = this.#nowMs();
             const next = settle(ledger, slot.id, outcome, nowMs, this.#policy);
             return {
@@ -274,6 +296,7 @@ export class LoginAdmission {
         let current = ledger;
         let changed = false;
         let loggedInAtMs: number | undefined;
+        let confirm = false;
         const results: unknown[] = [];
         for (const pending of batch) {
           const step = pending.change(current);
@@ -282,12 +305,14 @@ export class LoginAdmission {
             changed = true;
           }
           if (step.loggedInAtMs !== undefined) loggedInAtMs = step.loggedInAtMs;
+          if (step.confirm) confirm = true;
           results.push(step.result);
         }
         return {
           ...(changed ? { ledger: current } : {}),
           result: results,
           ...(loggedInAtMs !== undefined ? { loggedInAtMs } : {}),
+          ...(confirm ? { confirm: true as const } : {}),
         };
       })
       .then(

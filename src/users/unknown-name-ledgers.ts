@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { decodeLedger, encodeLedger, isEmpty, normalized, type AttemptLedger } from './attempt-ledger.ts';
 import { codeOf, ConflictError, type IamApi } from './iam-api.ts';
-import { CAS_RETRIES, casBackoffMs, LedgerContendedError, type LedgerStore } from './login-admission.ts';
+import {
+  CAS_RETRIES,
+  casBackoffMs,
+  LedgerContendedError,
+  type LedgerChange,
+  type LedgerStore,
+} from './login-admission.ts';
 import type { LockoutPolicy } from './lockout.ts';
 
 /** A shard of the shared ledgers of login names that are no user (`loginthrottles.iam.<platform>.io`). */
@@ -46,16 +52,20 @@ export class UnknownNameLedgers implements LedgerStore {
     return `unknown/${locate(login).shard}`;
   }
 
-  async update<R>(
-    login: string,
-    change: (ledger: AttemptLedger) => { ledger?: AttemptLedger; result: R },
-  ): Promise<R> {
+  async update<R>(login: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
     const { shard, entry } = locate(login);
-    let current = this.#shards.get(shard) ?? (await this.#read(shard));
+    const known = this.#shards.get(shard);
+    let current = known ?? (await this.#read(shard));
+    let fresh = known === undefined || !this.#shared();
     for (let attempt = 1; ; attempt++) {
       const entries = { ...current.spec.entries };
-      const { ledger, result } = change(decodeLedger(entries[entry]));
-      if (!ledger) return result;
+      const { ledger, result, confirm } = change(decodeLedger(entries[entry]));
+      if (!ledger) {
+        if (!confirm || fresh) return result;
+        current = await this.#read(shard);
+        fresh = true;
+        continue;
+      }
       entries[entry] = encodeLedger(ledger);
       const next: LoginThrottleObject = { ...current, spec: { entries: this.#bounded(entries, entry) } };
       if (!this.#shared()) {
@@ -70,6 +80,7 @@ export class UnknownNameLedgers implements LedgerStore {
         if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
         await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
         current = await this.#read(shard);
+        fresh = true;
       }
     }
   }

@@ -191,11 +191,17 @@ export class UserStore {
   #updateLedger<R>(name: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
     return this.#serially(name, async () => {
       let current = await this.#cache.get(name);
+      let fresh = false;
       for (let attempt = 1; ; attempt++) {
         if (!current) throw new LedgerContendedError(`user ${name} disappeared`);
-        const { ledger, result, loggedInAtMs } = change(this.#ledgerOf(current));
+        const { ledger, result, loggedInAtMs, confirm } = change(this.#ledgerOf(current));
         const withStatus = loggedInAtMs !== undefined && this.writesLoginTimeWithLedger;
-        if (!ledger && !withStatus) return result;
+        if (!ledger && !withStatus) {
+          if (!confirm || fresh) return result;
+          current = await this.#cache.getFresh(name);
+          fresh = true;
+          continue;
+        }
         const body: UserObject = ledger
           ? {
               ...current,
@@ -224,6 +230,7 @@ export class UserStore {
           if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
           await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
           current = await this.#cache.getFresh(name);
+          fresh = true;
         }
       }
     });

@@ -198,3 +198,83 @@ describe('login admission: writes of one ledger', () => {
     assert.equal(store.writes.length, 1);
   });
 });
+
+/**
+ * A replica's view of one ledger that lags the stored one: changes are applied to the cached copy, and a
+ * change that asks for confirmation is applied again to the stored ledger (counted in `freshReads`).
+ */
+class LaggingStore implements LedgerStore {
+  freshReads = 0;
+  cached: AttemptLedger;
+  stored: AttemptLedger;
+  constructor(cached: AttemptLedger, stored: AttemptLedger) {
+    this.cached = cached;
+    this.stored = stored;
+  }
+  peek(): AttemptLedger {
+    return this.cached;
+  }
+  queueOf(key: string): string {
+    return key;
+  }
+  async update<R>(_key: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
+    const first = change(this.cached);
+    if (first.ledger || !first.confirm) {
+      if (first.ledger) this.cached = this.stored = first.ledger;
+      return first.result;
+    }
+    this.freshReads++;
+    this.cached = this.stored;
+    const again = change(this.stored);
+    if (again.ledger) this.cached = this.stored = again.ledger;
+    return again.result;
+  }
+}
+
+describe('login admission: refusals from a copy that may lag', () => {
+  const nowMs = Date.now();
+
+  test("a refusal because another replica's checks run is confirmed on a fresh copy: the lock that replica set meanwhile answers", async () => {
+    const lockedUntil = nowMs + 600_000;
+    const store = new LaggingStore(
+      // As this replica last saw it: two failures and the other replica's third check running.
+      { failures: [nowMs - 2000, nowMs - 1000], pending: { 'other-replica': nowMs - 500 } },
+      // Stored: that check failed and locked the name.
+      { failures: [nowMs - 2000, nowMs - 1000, nowMs - 100], pending: {}, lockedUntil },
+    );
+    const admission = new LoginAdmission({ policy, nowMs: () => nowMs });
+    const answer = await admission.reserve(store, 'alice');
+    assert.equal(store.freshReads, 1);
+    assert.deepEqual(answer, { admitted: false, retryAfterSeconds: 600 });
+  });
+
+  test("a refusal because this replica's own checks run is answered from the copy, without a read", async () => {
+    const store = new LaggingStore(EMPTY_LEDGER, EMPTY_LEDGER);
+    const admission = new LoginAdmission({ policy });
+    for (let i = 0; i < policy.maxFailures; i++) await admitted(admission, store, 'alice');
+    const answer = await admission.reserve(store, 'alice');
+    assert.equal(answer.admitted, false);
+    assert.equal(!answer.admitted && answer.checksRunning, true);
+    assert.equal(store.freshReads, 0);
+  });
+
+  test('once one of its checks settles, a replica confirms a refusal that rests on the rest only if they are not its own', async () => {
+    const store = new LaggingStore(EMPTY_LEDGER, EMPTY_LEDGER);
+    const admission = new LoginAdmission({ policy });
+    const own = [];
+    for (let i = 0; i < policy.maxFailures - 1; i++) own.push(await admitted(admission, store, 'alice'));
+    // Another replica's check fills the last place; this replica sees it.
+    store.cached = store.stored = {
+      ...store.stored,
+      pending: { ...store.stored.pending, other: Date.now() },
+    };
+    assert.equal((await admission.reserve(store, 'alice')).admitted, false);
+    assert.equal(store.freshReads, 1, "the other replica's check is confirmed");
+    await own[0]!.settle('failure');
+    store.stored = {
+      ...store.stored,
+      pending: Object.fromEntries(Object.entries(store.stored.pending).filter(([id]) => id !== 'other')),
+    };
+    assert.equal((await admission.reserve(store, 'alice')).admitted, true, 'the fresh copy has room');
+  });
+});
