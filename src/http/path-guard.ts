@@ -1,4 +1,4 @@
-import type { RequestHandler, Router } from 'express';
+import type { IRoute, Request, RequestHandler, Response, Router } from 'express';
 
 /**
  * Routers mounted at the root are entered by every request: Express tries each of their routes, and a
@@ -38,6 +38,7 @@ export function routedByPath(routers: readonly Router[]): RoutersByPath {
     router,
     prefixes: (router as Declared)[DECLARED] ?? routePrefixes(router),
   }));
+  const directs = directGetRoutes(entries);
   const dispatch: RequestHandler = (req, res, next) => {
     const raw = req.path; // an Express getter: read it once
     const path = UPPER_CASE.test(raw) ? raw.toLowerCase() : raw;
@@ -57,9 +58,78 @@ export function routedByPath(routers: readonly Router[]): RoutersByPath {
       }
       next();
     };
+    const direct = req.method === 'GET' ? directs.get(path) : undefined;
+    if (direct) {
+      // What passes the request on goes to the routers after the route's own (none of whose other
+      // layers takes this path).
+      index = direct.index + 1;
+      callRoute(direct, req, res, enterNext);
+      return;
+    }
     enterNext();
   };
   return Object.assign(dispatch, { routers });
+}
+
+/**
+ * A GET route with a literal path that is the only layer of its router taking that path, in a router of
+ * routes only, with no router before it that could take the path: a GET of exactly that path (any case,
+ * as Express matches) calls its handler at once. Express would get there too, through the router's
+ * layers and then the route's, at some microseconds a request on the console's most read pages
+ * (docs/benchmarks.md, "Direct routes").
+ */
+interface DirectRoute {
+  /** Its router's place among the routers. */
+  index: number;
+  route: IRoute;
+  handle: RequestHandler;
+}
+
+/** The router's layer as Express 5's router has it: `match` is not in Express's types. */
+type MatchingLayer = Router['stack'][number] & { match?: (path: string) => unknown };
+
+function directGetRoutes(entries: readonly { router: Router; prefixes: readonly string[] | undefined }[]) {
+  const directs = new Map<string, DirectRoute>();
+  entries.forEach(({ router, prefixes }, index) => {
+    // A router with middleware of its own: that middleware must run.
+    if (!prefixes) return;
+    const layers = router.stack as MatchingLayer[];
+    for (const layer of layers) {
+      const route = layer.route;
+      if (!route || typeof route.path !== 'string' || /[:*{(\\]/.test(route.path)) continue;
+      const path = route.path.toLowerCase();
+      if (directs.has(path)) continue;
+      // (A stand-in route without a stack, as tests make, is never direct.)
+      const forGet = (route.stack ?? []).filter((l) => !l.method || l.method === 'get');
+      if (forGet.length !== 1 || forGet[0]!.method !== 'get') continue;
+      const alone = layers.every(
+        (other) => other === layer || (typeof other.match === 'function' && !other.match(route.path)),
+      );
+      const first = entries.slice(0, index).every((e) => e.prefixes && !servesUnder(path, e.prefixes));
+      if (alone && first) directs.set(path, { index, route, handle: forGet[0]!.handle });
+    }
+  });
+  return directs;
+}
+
+/** Calls a route's handler as Express does: `req.route` and `req.params` set, a throw or rejection to `next`. */
+function callRoute(direct: DirectRoute, req: Request, res: Response, next: (err?: unknown) => void): void {
+  req.route = direct.route;
+  req.params = {};
+  // Leaving the route ('route') or its router ('router') passes the request on, as Express's router does.
+  const proceed = (err?: unknown) => next(err === 'route' || err === 'router' ? undefined : err);
+  try {
+    const returned: unknown = direct.handle(req, res, proceed);
+    if (isThenable(returned)) {
+      returned.then(undefined, (err: unknown) => proceed(err || new Error('Rejected promise')));
+    }
+  } catch (err) {
+    proceed(err);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }
 
 function servesUnder(path: string, prefixes: readonly string[]): boolean {

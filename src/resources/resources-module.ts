@@ -92,7 +92,7 @@ export const resourcesModule: FeatureModule = {
     return {
       edge: {
         protectedRoutes: [
-          resourcesRoutes({
+          ...resourcesRoutes({
             platformName: config.platformName,
             kinds: served,
             nodes: nodes.router,

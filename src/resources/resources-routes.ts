@@ -1,7 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { AUTHZ_STALE_HEADER, type ResourceAttributes } from '../access/access-review.ts';
-import { servedUnder } from '../http/path-guard.ts';
 import { identityOf } from '../http/request-context.ts';
 import { ListQueryParser, type ListQueryOptions } from '../list-query/list-query.ts';
 import { sendJson, sendNotModified, setCacheHeaders } from '../nodes/prepared-response.ts';
@@ -33,7 +32,7 @@ type Params = { namespace?: string; name?: string };
  * get on that kind, in that namespace or cluster-wide), then answered by the kind's reader with an
  * ETag, 304 and gzip. A kind not listed here has no route: 404.
  */
-export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
+export function resourcesRoutes(options: ResourcesRoutesOptions): Router[] {
   const { authorizer } = options;
   const responses = counter(options.registry, {
     name: 'platform_resource_responses_total',
@@ -66,7 +65,10 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
     await sendJson(res, answer.body(), { gzipMinBytes: options.gzipMinBytes, acceptsGzip: acceptsGzip(req) });
   };
 
-  const inner = Router();
+  const base = resourcesApiPath(options.platformName);
+  // Routes with their whole paths in one router of routes only, beside the node routes rather than
+  // mounted under them: the app then calls a list's handler at once (src/http/path-guard.ts).
+  const router = Router();
   for (const { kind, reader } of options.kinds) {
     const listQueries = new ListQueryParser(listQueryOptions(kind));
     const attributes = { group: kind.group, resource: kind.resource };
@@ -89,20 +91,16 @@ export function resourcesRoutes(options: ResourcesRoutesOptions): Router {
 
     if (kind.namespaced) {
       // As in the original, a namespaced kind's cluster path lists across all namespaces.
-      inner.get(`/${kind.resource}`, list);
-      inner.get(`/namespaces/:namespace/${kind.resource}`, list);
-      inner.get(`/namespaces/:namespace/${kind.resource}/:name`, get);
+      router.get(`${base}/${kind.resource}`, list);
+      router.get(`${base}/namespaces/:namespace/${kind.resource}`, list);
+      router.get(`${base}/namespaces/:namespace/${kind.resource}/:name`, get);
     } else {
-      inner.get(`/${kind.resource}`, list);
-      inner.get(`/${kind.resource}/:name`, get);
+      router.get(`${base}/${kind.resource}`, list);
+      router.get(`${base}/${kind.resource}/:name`, get);
     }
   }
-
-  const router = Router();
-  if (options.nodes) router.use(options.nodes);
-  router.use(resourcesApiPath(options.platformName), inner);
-  // The node routes share the base path.
-  return servedUnder(router, [`${resourcesApiPath(options.platformName)}/`]);
+  // The node routes share the base path, and come first.
+  return options.nodes ? [options.nodes, router] : [router];
 }
 
 /** Without Accept-Encoding a client gets identity, whatever the RFC allows. */

@@ -107,4 +107,61 @@ describe('routers entered only for their paths', () => {
     const undeclared = Router().use((_req, _res, next) => next());
     assert.deepEqual(routedByPath([router, undeclared]).routers, [router, undeclared]);
   });
+
+  test('a GET of a literal route calls its handler without entering its router; other requests enter it', async () => {
+    let entered = 0;
+    const router = Router();
+    router.get('/kapis/things/v1/items', (req, res) => void res.send(`items ${req.route.path}`));
+    router.get('/kapis/things/v1/items/:name', (req, res) => void res.send(`item ${req.params['name']}`));
+    // The router as the app sees it, counting its entries.
+    const counted = Object.assign(
+      (req: express.Request, res: express.Response, next: express.NextFunction) => {
+        entered++;
+        router(req, res, next);
+      },
+      { stack: router.stack },
+    ) as unknown as Router;
+    await serve([counted], async (get) => {
+      assert.equal(await get('/kapis/things/v1/items?limit=1'), 'items /kapis/things/v1/items');
+      assert.equal(await get('/KAPIS/things/v1/Items'), 'items /kapis/things/v1/items');
+      assert.equal(entered, 0);
+      assert.equal(await get('/kapis/things/v1/items/a'), 'item a');
+      assert.equal(entered, 1);
+    });
+  });
+
+  test('a literal route is not direct where Express would answer otherwise', async () => {
+    // A router before it that can take the path: its route answers first.
+    const earlier = Router().get(
+      '/kapis/things/v1/:what',
+      (req, res) => void res.send(`earlier ${req.params['what']}`),
+    );
+    const later = Router().get('/kapis/things/v1/items', (_req, res) => void res.send('later'));
+    // In its own router, another layer that takes the path first.
+    const shadowed = Router();
+    shadowed.get('/kapis/other/v1/:what', (_req, res) => void res.send('param first'));
+    shadowed.get('/kapis/other/v1/items', (_req, res) => void res.send('literal'));
+    await serve([earlier, later, shadowed], async (get) => {
+      assert.equal(await get('/kapis/things/v1/items'), 'earlier items');
+      assert.equal(await get('/kapis/other/v1/items'), 'param first');
+    });
+  });
+
+  test("a direct route's throw, rejection or pass goes where Express would send it", async () => {
+    const router = Router();
+    router.get('/kapis/a/v1/throws', () => {
+      throw new Error('thrown');
+    });
+    router.get('/kapis/a/v1/rejects', async () => {
+      await Promise.resolve();
+      throw new Error('rejected');
+    });
+    router.get('/kapis/a/v1/passes', (_req, _res, next) => next('route'));
+    const later = Router().get('/kapis/a/v1/passes', (_req, res) => void res.send('later'));
+    await serve([router, later], async (get) => {
+      assert.equal(await get('/kapis/a/v1/throws'), 'error thrown');
+      assert.equal(await get('/kapis/a/v1/rejects'), 'error rejected');
+      assert.equal(await get('/kapis/a/v1/passes'), 'later');
+    });
+  });
 });
