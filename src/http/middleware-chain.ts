@@ -1,16 +1,16 @@
 import type { ErrorRequestHandler, NextFunction, RequestHandler } from 'express';
 
+/** The chain as one middleware, with its layers reachable for tools that list the app's routes. */
+export interface MiddlewareChain extends RequestHandler {
+  readonly layers: readonly RequestHandler[];
+}
+
 /**
  * The app's middleware, all mounted at the root, as one Express layer: each runs in order as in Express
  * (a throw or a rejected promise is an error; `next('route')` passes on), an error goes to `onError`,
  * and what passes the last one, or `onError`, goes back to Express. Express's router would match every
  * layer's path and build its closures again for each (docs/benchmarks.md, "Direct routes").
  */
-/** The chain as one middleware, with its layers reachable for tools that list the app's routes. */
-export interface MiddlewareChain extends RequestHandler {
-  readonly layers: readonly RequestHandler[];
-}
-
 export function middlewareChain(
   layers: readonly RequestHandler[],
   onError: ErrorRequestHandler,
