@@ -23,7 +23,7 @@ export function middlewareChain(
         return;
       }
       if (err && err !== 'route') {
-        invoke(() => onError(err, req, res, done), done);
+        invokeHandler(() => onError(err, req, res, done), done);
         return;
       }
       const layer = layers[index++];
@@ -31,15 +31,15 @@ export function middlewareChain(
         done();
         return;
       }
-      invoke(() => layer(req, res, next), next);
+      invokeHandler(() => layer(req, res, next), next);
     };
     next();
   };
   return Object.assign(chain, { layers });
 }
 
-/** Runs a layer; a throw or a rejection of the promise it returns goes to `fail`, as in Express. */
-function invoke(run: () => unknown, fail: (err: unknown) => void): void {
+/** Runs a handler; a throw or a rejection of the promise it returns goes to `fail`, as in Express. */
+export function invokeHandler(run: () => unknown, fail: (err: unknown) => void): void {
   try {
     const returned = run();
     if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {

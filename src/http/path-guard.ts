@@ -1,4 +1,5 @@
 import type { IRoute, Request, RequestHandler, Response, Router } from 'express';
+import { invokeHandler } from './middleware-chain.ts';
 
 /**
  * Routers mounted at the root are entered by every request: Express tries each of their routes, and a
@@ -118,18 +119,7 @@ function callRoute(direct: DirectRoute, req: Request, res: Response, next: (err?
   req.params = {};
   // Leaving the route ('route') or its router ('router') passes the request on, as Express's router does.
   const proceed = (err?: unknown) => next(err === 'route' || err === 'router' ? undefined : err);
-  try {
-    const returned: unknown = direct.handle(req, res, proceed);
-    if (isThenable(returned)) {
-      returned.then(undefined, (err: unknown) => proceed(err || new Error('Rejected promise')));
-    }
-  } catch (err) {
-    proceed(err);
-  }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
+  invokeHandler(() => direct.handle(req, res, proceed), proceed);
 }
 
 function servesUnder(path: string, prefixes: readonly string[]): boolean {

@@ -325,9 +325,3 @@ export class LoginAdmission {
       });
   }
 }
-
-/** Bounded compare-and-swap retries with a little jitter, so replicas colliding on one object spread out. */
-export const CAS_RETRIES = 10;
-export function casBackoffMs(attempt: number): number {
-  return Math.min(50, 2 ** attempt) + Math.random() * 5;
-}

@@ -2,13 +2,8 @@ import { createHash } from 'node:crypto';
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { decodeLedger, encodeLedger, isEmpty, normalized, type AttemptLedger } from './attempt-ledger.ts';
 import { codeOf, ConflictError, type IamApi } from './iam-api.ts';
-import {
-  CAS_RETRIES,
-  casBackoffMs,
-  LedgerContendedError,
-  type LedgerChange,
-  type LedgerStore,
-} from './login-admission.ts';
+import { writeLedgerChange } from './ledger-write.ts';
+import type { LedgerChange, LedgerStore } from './login-admission.ts';
 import type { LockoutPolicy } from './lockout.ts';
 
 /** A shard of the shared ledgers of login names that are no user (`loginthrottles.iam.<platform>.io`). */
@@ -52,37 +47,26 @@ export class UnknownNameLedgers implements LedgerStore {
     return `unknown/${locate(login).shard}`;
   }
 
-  async update<R>(login: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
+  update<R>(login: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
     const { shard, entry } = locate(login);
-    const known = this.#shards.get(shard);
-    let current = known ?? (await this.#read(shard));
-    let fresh = known === undefined || !this.#shared();
-    for (let attempt = 1; ; attempt++) {
-      const entries = { ...current.spec.entries };
-      const { ledger, result, confirm } = change(decodeLedger(entries[entry]));
-      if (!ledger) {
-        if (!confirm || fresh) return result;
-        current = await this.#read(shard);
-        fresh = true;
-        continue;
-      }
-      entries[entry] = encodeLedger(ledger);
-      const next: LoginThrottleObject = { ...current, spec: { entries: this.#bounded(entries, entry) } };
-      if (!this.#shared()) {
-        this.#shards.set(shard, next);
-        return result;
-      }
-      try {
-        this.#shards.set(shard, await this.#write(next));
-        return result;
-      } catch (err) {
-        if (!(err instanceof ConflictError)) throw err;
-        if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
-        await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
-        current = await this.#read(shard);
-        fresh = true;
-      }
-    }
+    return writeLedgerChange({
+      read: async () => {
+        const known = this.#shards.get(shard);
+        return { object: known ?? (await this.#read(shard)), fresh: known === undefined || !this.#shared() };
+      },
+      readFresh: () => this.#read(shard),
+      apply: (current) => {
+        const entries = { ...current.spec.entries };
+        const { ledger, result, confirm } = change(decodeLedger(entries[entry]));
+        if (!ledger) return { result, ...(confirm ? { confirm } : {}) };
+        entries[entry] = encodeLedger(ledger);
+        const next: LoginThrottleObject = { ...current, spec: { entries: this.#bounded(entries, entry) } };
+        const write = async () => {
+          this.#shards.set(shard, this.#shared() ? await this.#write(next) : next);
+        };
+        return { write, result };
+      },
+    });
   }
 
   /** Forgets ledgers with nothing left to count, then the least recently touched beyond the bound. */

@@ -4,13 +4,8 @@ import type { Logger } from '../observability/logger.ts';
 import { ConflictError, type IamApi } from './iam-api.ts';
 import { decodeLedger, encodeLedger, type AttemptLedger } from './attempt-ledger.ts';
 import type { UserObject, UserStatus } from './iam-resources.ts';
-import {
-  CAS_RETRIES,
-  casBackoffMs,
-  LedgerContendedError,
-  type LedgerChange,
-  type LedgerStore,
-} from './login-admission.ts';
+import { writeLedgerChange } from './ledger-write.ts';
+import { LedgerContendedError, type LedgerChange, type LedgerStore } from './login-admission.ts';
 import { statusAfterLock, statusAfterSuccess, stripExpiredLock, type LockoutPolicy } from './lockout.ts';
 import { ReadThroughCache } from '../cluster/read-through.ts';
 import type { UserSchema } from './user-schema.ts';
@@ -189,51 +184,42 @@ export class UserStore {
    * (the original's CRD); with a status subresource OAuthService writes it with `recordSuccess`.
    */
   #updateLedger<R>(name: string, change: (ledger: AttemptLedger) => LedgerChange<R>): Promise<R> {
-    return this.#serially(name, async () => {
-      let current = await this.#cache.get(name);
-      let fresh = false;
-      for (let attempt = 1; ; attempt++) {
-        if (!current) throw new LedgerContendedError(`user ${name} disappeared`);
-        const { ledger, result, loggedInAtMs, confirm } = change(this.#ledgerOf(current));
-        const withStatus = loggedInAtMs !== undefined && this.writesLoginTimeWithLedger;
-        if (!ledger && !withStatus) {
-          if (!confirm || fresh) return result;
-          current = await this.#cache.getFresh(name);
-          fresh = true;
-          continue;
-        }
-        const body: UserObject = ledger
-          ? {
-              ...current,
-              metadata: {
-                ...current.metadata,
-                annotations: {
-                  ...current.metadata.annotations,
-                  [this.#ledgerAnnotation]: encodeLedger(ledger),
+    return this.#serially(name, () =>
+      writeLedgerChange({
+        read: async () => ({ object: await this.#cache.get(name), fresh: false }),
+        readFresh: () => this.#cache.getFresh(name),
+        apply: (current) => {
+          if (!current) throw new LedgerContendedError(`user ${name} disappeared`);
+          const { ledger, result, loggedInAtMs, confirm } = change(this.#ledgerOf(current));
+          const withStatus = loggedInAtMs !== undefined && this.writesLoginTimeWithLedger;
+          if (!ledger && !withStatus) return { result, ...(confirm ? { confirm } : {}) };
+          const body: UserObject = ledger
+            ? {
+                ...current,
+                metadata: {
+                  ...current.metadata,
+                  annotations: {
+                    ...current.metadata.annotations,
+                    [this.#ledgerAnnotation]: encodeLedger(ledger),
+                  },
                 },
-              },
-            }
-          : current;
-        try {
-          // The main resource, not /status: annotations are metadata, and the original's CRD keeps unknown
-          // status fields out (its schema prunes them).
-          const updated = await this.#api.replace<UserObject>(
-            'users',
-            withStatus
-              ? { ...body, status: statusAfterSuccess(current.status, loggedInAtMs, this.#policy) }
-              : body,
-          );
-          this.#cache.remember(updated);
-          return result;
-        } catch (err) {
-          if (!(err instanceof ConflictError)) throw err;
-          if (attempt >= CAS_RETRIES) throw new LedgerContendedError(String(err));
-          await new Promise((resolve) => setTimeout(resolve, casBackoffMs(attempt)));
-          current = await this.#cache.getFresh(name);
-          fresh = true;
-        }
-      }
-    });
+              }
+            : current;
+          const write = async () => {
+            // The main resource, not /status: annotations are metadata, and the original's CRD keeps unknown
+            // status fields out (its schema prunes them).
+            const updated = await this.#api.replace<UserObject>(
+              'users',
+              withStatus
+                ? { ...body, status: statusAfterSuccess(current.status, loggedInAtMs, this.#policy) }
+                : body,
+            );
+            this.#cache.remember(updated);
+          };
+          return { write, result };
+        },
+      }),
+    );
   }
 
   /**
